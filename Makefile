@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck unit bench serve clean
+.PHONY: test lint typecheck unit bench demo clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.rules_speed
+
+demo: $(STAMP)
+	$(BIN)/dicehall demo
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -106,7 +106,9 @@ class Game:
             out.update(self.presets[preset])
         for key, value in (options or {}).items():
             if key not in by_name:
-                raise InvalidOptions(f"{self.name} has no option {key!r}; options: {sorted(by_name)}")
+                raise InvalidOptions(
+                    f"{self.name} has no option {key!r}; options: {sorted(by_name)}"
+                )
             out[key] = by_name[key].check(value)
         return out
 
@@ -268,6 +270,10 @@ class State(ABC):
     def view(self, seat: int | None) -> JSON:
         """What `seat` may know (None: a spectator); never another seat's hidden info."""
 
+    def hidden(self, seat: int) -> list[Any]:
+        """JSON values of `seat` that nobody else may see now (a held answer, a hand)."""
+        return []
+
     @abstractmethod
     def render(self, seat: int, name: str = "") -> str:
         """The canonical text sheet of `seat` (RULES.md), with points once the game is over."""
@@ -286,7 +292,7 @@ class State(ABC):
         return seat
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 

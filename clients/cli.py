@@ -1,0 +1,153 @@
+"""The `dicehall` command: one entry point, one subcommand per job.
+
+The CLI is a client of everything, so it lives in clients/; subcommands import what they
+need lazily to keep `dicehall --help` fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from random import Random
+from typing import Any
+
+
+def _load_json(path: str) -> Any:
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    from rules import all_games
+
+    if args.json:
+        print(json.dumps([g.describe() for g in all_games()], indent=2))
+        return 0
+    for g in all_games():
+        print(f"{g.name:8} {g.title} ({g.min_seats}-{g.max_seats} seats)")
+        for o in g.options:
+            print(f"    {o.name} = {json.dumps(o.default)}: {o.description}")
+        for p, values in g.presets.items():
+            print(f"    preset {p}: {json.dumps(dict(values))}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rules import game_names, get_game
+    from rules.fair import new_seed
+    from rules.play import play_out, random_chooser
+    from rules.records import new_record
+
+    names = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay"]
+    for name in [args.game] if args.game else game_names():
+        game = get_game(name)
+        seats = max(game.min_seats, min(args.seats, game.max_seats))
+        seed = bytes.fromhex(args.seed) if args.seed else new_seed()
+        state = game.new_state(seats, seed=seed, preset=args.preset)
+        record = new_record(name, state.options, names[:seats], state)
+        play_out(state, random_chooser(Random(seed)), record["log"])
+        record["seed"] = seed.hex()
+        print(f"== {game.title}: {seats} random seats, {len(record['log'])} log entries")
+        for i in range(seats):
+            print(state.render(i, names[i]))
+            print()
+        print("scores:", dict(zip(names, state.scores(), strict=False)))
+        if args.record:
+            path = Path(args.record.replace("{game}", name))
+            path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+            print(f"record written to {path}; check it with: dicehall replay {path}")
+        print()
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from rules import RecordError
+    from rules.records import replay
+
+    try:
+        result = replay(_load_json(args.file))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"dicehall replay: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except RecordError as exc:
+        print(f"dicehall replay: {args.file}: {exc}", file=sys.stderr)
+        return 1
+    out = result.to_json()
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for text in out["sheets"].values():
+        print(text)
+        print()
+    state = "over" if out["over"] else "not over"
+    print(f"{out['game']}: {state}; scores: {json.dumps(out['scores'])}")
+    if out["winners"]:
+        print("winner(s):", ", ".join(out["winners"]))
+    if result.verified:
+        print("dice verified: the seed matches the commitment and gives every roll")
+    else:
+        print("dice not verified: the record carries no seed")
+    return 0
+
+
+def cmd_sheet(args: argparse.Namespace) -> int:
+    from rules import RulesError, get_game
+
+    try:
+        game = get_game(args.game)
+        if game.score_sheet is None:
+            raise RulesError(f"{game.name} has no paper sheet to score", "no-sheet")
+        score, text = game.score_sheet(_load_json(args.file))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"dicehall sheet: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except RulesError as exc:
+        print(f"dicehall sheet: {exc} [{exc.rule}]", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"score": score, "text": text}))
+    else:
+        print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dicehall", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("games", help="list the games with their options and presets")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_games)
+
+    s = sub.add_parser("demo", help="play random games offline and print the sheets")
+    s.add_argument("game", nargs="?", help="one game (default: all)")
+    s.add_argument("--seats", type=int, default=2)
+    s.add_argument("--preset")
+    s.add_argument("--seed", help="hex seed for a reproducible game")
+    s.add_argument("--record", help="write the game record here ({game} is replaced)")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("replay", help="replay a game record, verify its dice, print sheets")
+    s.add_argument("file", help="record JSON file, or - for stdin")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("sheet", help="score and draw a hand-filled sheet given as JSON")
+    s.add_argument("game")
+    s.add_argument("file", help="sheet JSON file, or - for stdin")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_sheet)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

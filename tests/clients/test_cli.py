@@ -1,0 +1,160 @@
+"""The `dicehall` command as a user runs it: a real process, files on disk, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+QWINTO_28 = """\
+Player name: Jane Doe             Points: 28
+             -------------------------------
+Red          | 2% 3% 6|XX| 9%11%12|13|15|16|
+          ----------------------------------
+Yellow    | 1| 3| 4| 5|  |XX|12%13%  |  |
+       ----------------------------------
+Blue   | 1| 3%  % 6|XX| 7|  |  |10%  %
+       -------------------------------
+Failed throws: 1 2 3"""
+
+QWIXX_26 = """\
+Player name: Jane Doe       Points: 26
+            ------------------------------------
+        Red | 2| 3| 4| 5| 6| 7| 8|XX|XX|11|XX| U
+            ------------------------------------
+     Yellow | 2|XX| 4| 5|XX|XX| 8| 9|10|11|12| U
+            ------------------------------------
+      Green |12|11|10|XX| 8|XX| 6|XX|XX| 3|XX| L
+            ------------------------------------
+       Blue |12|XX|10| 9| 8| 7| 6|XX| 4| 3| 2| U
+            ------------------------------------
+       Failed throws: 1 2"""
+
+
+def dicehall(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
+        check=False,
+    )
+
+
+def write(tmp_path: Path, name: str, data: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_sheet_qwinto_worked_example(tmp_path: Path) -> None:
+    sheet = {
+        "name": "Jane Doe",
+        "rows": {
+            "red": [2, 3, 6, None, 9, 11, 12, 13, 15, 16],
+            "yellow": [1, 3, 4, 5, None, None, 12, 13, None, None],
+            "blue": [1, 3, None, 6, None, 7, None, None, 10, None],
+        },
+        "failed": 3,
+    }
+    out = dicehall("sheet", "qwinto", write(tmp_path, "q.json", sheet), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"score": 28, "text": QWINTO_28}
+    plain = dicehall("sheet", "qwinto", "-", stdin=json.dumps(sheet))
+    assert plain.stdout == QWINTO_28 + "\n"
+
+
+def test_sheet_qwixx_worked_example(tmp_path: Path) -> None:
+    sheet = {
+        "name": "Jane Doe",
+        "rows": {
+            "red": [9, 10, 12],
+            "yellow": [3, 6, 7],
+            "green": [9, 7, 5, 4, 2],
+            "blue": [11, 5],
+        },
+        "locked": ["green"],
+        "failed": 2,
+    }
+    out = dicehall("sheet", "qwixx", write(tmp_path, "x.json", sheet), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"score": 26, "text": QWIXX_26}
+
+
+def test_sheet_refuses_a_bad_sheet(tmp_path: Path) -> None:
+    bad = {"name": "x", "rows": {"red": [99]}, "failed": 0}
+    out = dicehall("sheet", "qwinto", write(tmp_path, "bad.json", bad))
+    assert out.returncode == 1
+    assert "dicehall sheet:" in out.stderr
+    missing = dicehall("sheet", "qwinto", str(tmp_path / "missing.json"))
+    assert missing.returncode == 2
+    unknown = dicehall("sheet", "chess", write(tmp_path, "c.json", {}))
+    assert unknown.returncode == 1 and "unknown-game" in unknown.stderr
+
+
+def test_demo_record_replays_and_verifies(tmp_path: Path) -> None:
+    pattern = str(tmp_path / "{game}.json")
+    demo = dicehall("demo", "--seats", "2", "--seed", "ab" * 32, "--record", pattern)
+    assert demo.returncode == 0, demo.stderr
+    records = sorted(tmp_path.glob("*.json"))
+    assert {p.stem for p in records} >= {"qwinto", "qwixx"}
+    for path in records:
+        out = dicehall("replay", str(path), "--json")
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["game"] == path.stem
+        assert result["over"] is True
+        assert result["seed_verified"] is True
+        assert set(result["scores"]) == {"Ann", "Bob"}
+        assert set(result["sheets"]) == {"Ann", "Bob"}
+        text = dicehall("replay", str(path))
+        assert text.returncode == 0
+        assert "dice verified" in text.stdout
+
+
+def test_replay_names_the_bad_entry_and_rule(tmp_path: Path) -> None:
+    record = {
+        "game": "qwinto",
+        "options": {},
+        "seats": ["Ann", "Bob"],
+        "log": [
+            {"seat": 0, "action": {"type": "roll", "dice": ["red", "blue"]}},
+            {"chance": {"dice": {"red": 2, "blue": 3}}},
+            {"seat": 0, "action": {"type": "enter", "row": "yellow", "box": 0}},
+        ],
+    }
+    out = dicehall("replay", write(tmp_path, "r.json", record))
+    assert out.returncode == 1
+    assert "log entry 2" in out.stderr
+    assert "[" in out.stderr and "]" in out.stderr
+
+
+def test_hand_written_record_sets_up_a_position(tmp_path: Path) -> None:
+    record = {
+        "game": "qwinto",
+        "options": {},
+        "seats": ["Ann", "Bob"],
+        "log": [
+            {"seat": 0, "action": {"type": "roll", "dice": ["red", "blue"]}},
+            {"chance": {"dice": {"red": 2, "blue": 3}}},
+            {"seat": 0, "action": {"type": "enter", "row": "red", "box": 0}},
+            {"seat": 1, "action": {"type": "enter", "row": "blue", "box": 9}},
+        ],
+    }
+    out = dicehall("replay", write(tmp_path, "r.json", record), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["over"] is False
+    assert result["seed_verified"] is None
+    assert "Red          | 5%" in result["sheets"]["Ann"]
+    assert result["sheets"]["Bob"].splitlines()[6].endswith(" 5%")
+
+
+def test_games_lists_every_game() -> None:
+    out = dicehall("games", "--json")
+    assert out.returncode == 0
+    names = [g["name"] for g in json.loads(out.stdout)]
+    assert {"qwinto", "qwixx"} <= set(names)

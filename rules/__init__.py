@@ -3,7 +3,7 @@
 Importing this package registers every game; look them up with `get_game(name)`.
 """
 
-from . import qwinto, qwixx, yamb  # noqa: F401  (registration)
+from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
 from .base import JSON, Action, Event, Game, Option, State
 from .errors import (
     IllegalAction,

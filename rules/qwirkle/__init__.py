@@ -1,0 +1,52 @@
+"""Qwirkle (RULES.md): 108 tiles, hidden hands of 6, the bag as chance, 1 to 4 seats.
+
+Bots: `QwirkleState.placements(seat)` lists every legal placement with its points,
+`best_placement(board, hand)` is the greedy choice, `place_action(tiles)` turns a
+placement into its wire action and `score_placement(board, tiles)` scores any placement.
+"""
+
+from ..base import Game
+from ..registry import register
+from .board import (
+    COLORS,
+    SHAPES,
+    Board,
+    check_placement,
+    largest_set,
+    score_placement,
+    tile_code,
+    tile_json,
+)
+from .moves import Move, best_placement, has_placement, place_action, placements
+from .render import render_board, render_hand
+from .state import QwirkleState
+
+GAME = register(
+    Game(
+        name="qwirkle",
+        title="Qwirkle",
+        min_seats=1,
+        max_seats=4,
+        state_class=QwirkleState,
+    )
+)
+
+__all__ = [
+    "COLORS",
+    "GAME",
+    "SHAPES",
+    "Board",
+    "Move",
+    "QwirkleState",
+    "best_placement",
+    "check_placement",
+    "has_placement",
+    "largest_set",
+    "place_action",
+    "placements",
+    "render_board",
+    "render_hand",
+    "score_placement",
+    "tile_code",
+    "tile_json",
+]

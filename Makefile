@@ -26,6 +26,8 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.rules_speed
+	$(BIN)/python -m bench.qwirkle_moves
+	$(BIN)/python -m bench.protocol_speed
 
 demo: $(STAMP)
 	$(BIN)/dicehall demo

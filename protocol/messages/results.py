@@ -1,0 +1,109 @@
+"""The `result` of an ok `reply`, one shape per request type.
+
+On the wire `result` is a map; these types document it (schemas under
+docs/protocol/v1/results/) and let a client read it typed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .client import (
+    Act,
+    AddBots,
+    Create,
+    Games,
+    Hello,
+    Join,
+    Leave,
+    Ping,
+    Request,
+    Resume,
+    Rooms,
+    SendChat,
+    Spectate,
+    Start,
+)
+from .common import GameInfo, HeldSeat, RoomInfo
+from .fields import Count, Hex64, Name, RoomId, Seat, Seq, Token, UnixMillis, Word
+
+
+class Result(msgspec.Struct, kw_only=True):
+    pass
+
+
+class HelloResult(Result):
+    """`seats`: the seats the tokens gave back; `rejected`: indexes of tokens refused."""
+
+    name: Name | None = None
+    seats: list[HeldSeat] = []
+    rejected: list[Count] = []
+    features: list[Word] = []
+
+
+class GamesResult(Result):
+    games: list[GameInfo]
+
+
+class RoomsResult(Result):
+    rooms: list[RoomInfo]
+
+
+class CreateResult(Result):
+    room: RoomInfo
+
+
+class JoinResult(Result):
+    """Keep `token`: `hello` takes it to give the seat back after a reconnect."""
+
+    room: RoomId
+    seat: Seat
+    token: Token
+
+
+class Empty(Result):
+    """Nothing to say: the effect shows up as room messages."""
+
+
+class StartResult(Result):
+    commitment: Hex64
+
+
+class AddBotsResult(Result):
+    seats: list[Seat]
+
+
+class ResumeResult(Result):
+    """`events`: the missed messages follow, up to `seq`; `snapshot`: a snapshot follows."""
+
+    mode: Literal["events", "snapshot"]
+    seq: Seq
+
+
+class PingResult(Result):
+    time: UnixMillis
+    """The server's clock."""
+    echo: UnixMillis | None = None
+
+
+class ChatResult(Result):
+    seq: Seq
+
+
+RESULTS: dict[type[Request], type[Result]] = {
+    Hello: HelloResult,
+    Games: GamesResult,
+    Rooms: RoomsResult,
+    Create: CreateResult,
+    Join: JoinResult,
+    Spectate: Empty,
+    Leave: Empty,
+    Start: StartResult,
+    AddBots: AddBotsResult,
+    Act: Empty,
+    Resume: ResumeResult,
+    Ping: PingResult,
+    SendChat: ChatResult,
+}

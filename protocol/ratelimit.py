@@ -1,0 +1,46 @@
+"""A token bucket with an injected clock, so rate limiting is tested without sleeping."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Admission(Enum):
+    ALLOW = "allow"
+    LIMIT = "limit"
+    """Over the rate: refuse this message, keep the connection."""
+    CLOSE = "close"
+    """Far over the rate (a flood): close the connection."""
+
+
+class TokenBucket:
+    """`burst` tokens refilled at `rate` per second; each message takes one.
+
+    The bucket may run into debt down to -`burst`: messages in debt are refused, and the
+    debt only shrinks while the client slows down, so a client that ignores the refusals
+    soon reaches the floor and is closed, while one that backs off recovers.
+    """
+
+    __slots__ = ("_burst", "_last", "_rate", "_tokens")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        if rate <= 0 or burst < 1:
+            raise ValueError("rate and burst must be positive")
+        self._rate = rate
+        self._burst = burst
+        self._tokens = float(burst)
+        self._last = now
+
+    @property
+    def tokens(self) -> float:
+        return self._tokens
+
+    def take(self, now: float) -> Admission:
+        elapsed = max(0.0, now - self._last)
+        self._last = max(now, self._last)
+        self._tokens = min(float(self._burst), self._tokens + elapsed * self._rate) - 1.0
+        if self._tokens >= 0:
+            return Admission.ALLOW
+        if self._tokens >= -self._burst:
+            return Admission.LIMIT
+        return Admission.CLOSE

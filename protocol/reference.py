@@ -1,0 +1,127 @@
+"""Tables of docs/protocol.md rendered from the code, so the reference cannot drift.
+
+    python -m protocol.reference --write docs/protocol.md   # refresh the tables
+    python -m protocol.reference --check docs/protocol.md   # exit 1 if they are stale
+
+Each table sits between `<!-- BEGIN name -->` and `<!-- END name -->` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from . import limits as L
+from .close import MEANINGS, CloseCode
+from .errors import catalogue
+from .limits import Limits, ReaderLimits
+
+
+def errors_table() -> str:
+    rows = ["| code | name | meaning |", "|---:|---|---|"]
+    rows += [f"| {e.code} | `{e.name}` | {e.meaning} |" for e in catalogue()]
+    return "\n".join(rows)
+
+
+def close_codes_table() -> str:
+    rows = ["| code | meaning |", "|---:|---|"]
+    rows += [f"| {c.value} | {MEANINGS[c]} |" for c in CloseCode]
+    return "\n".join(rows)
+
+
+def _defaults_table(struct: type[msgspec.Struct]) -> str:
+    rows = ["| limit | default | meaning |", "|---|---:|---|"]
+    for field in msgspec.structs.fields(struct):
+        meta = getattr(field.type, "__metadata__", ())
+        text = next((m.description for m in meta if isinstance(m, msgspec.Meta)), "") or ""
+        rows.append(f"| `{field.encode_name}` | {field.default} | {text} |")
+    return "\n".join(rows)
+
+
+def limits_table() -> str:
+    return _defaults_table(Limits)
+
+
+def reader_limits_table() -> str:
+    rows = ["| limit | default |", "|---|---:|"]
+    rows += [f"| `{f.name}` | {f.default} |" for f in msgspec.structs.fields(ReaderLimits)]
+    return "\n".join(rows)
+
+
+def bounds_table() -> str:
+    bounds = [
+        ("request `id`", f"0 .. {L.MAX_REQUEST_ID}"),
+        ("`seq`, times (unix ms), window ids", f"0 .. {L.MAX_SAFE_INT} (2^53 - 1)"),
+        ("seat", f"0 .. {L.MAX_SEATS - 1}"),
+        ("display names, `client`", f"1 .. {L.MAX_NAME} characters, no control characters"),
+        ("room name", f"1 .. {L.MAX_ROOM_NAME} characters, no control characters"),
+        ("room id", f"1 .. {L.MAX_ROOM_ID} characters of `A-Z a-z 0-9 _ -`"),
+        (
+            "words (game, option, bot kind, feature...)",
+            f"1 .. {L.MAX_WORD} of `A-Z a-z 0-9 _ . : -`",
+        ),
+        ("seat token", f"1 .. {L.MAX_TOKEN} printable ASCII characters"),
+        ("tokens in `hello`", f"at most {L.MAX_TOKENS}"),
+        ("features in `hello`", f"at most {L.MAX_FEATURES}"),
+        ("options in `create`", f"at most {L.MAX_OPTIONS}; integers within ±{L.MAX_OPTION_INT}"),
+        ("chat text", f"1 .. {L.MAX_CHAT} characters, no control characters"),
+        ("`turn_window`", f"1 .. {L.MAX_TURN_WINDOW} seconds"),
+        ("action `box`", f"0 .. {L.MAX_BOX}"),
+        ("action `number`", f"{L.MIN_NUMBER} .. {L.MAX_NUMBER}"),
+        ("action `row` as an integer", f"0 .. {L.MAX_ROW_INDEX}"),
+        (
+            "action `dice`, `hold`",
+            f"at most {L.MAX_DICE} items; `hold` items 0 .. {L.MAX_DIE_INDEX}",
+        ),
+        ("action `tiles`", f"at most {L.MAX_TILES}; `x`, `y` within ±{L.MAX_COORD}"),
+    ]
+    rows = ["| value | bound |", "|---|---|"]
+    rows += [f"| {what} | {bound} |" for what, bound in bounds]
+    return "\n".join(rows)
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "errors": errors_table,
+    "close-codes": close_codes_table,
+    "limits": limits_table,
+    "reader-limits": reader_limits_table,
+    "bounds": bounds_table,
+}
+
+
+def render(text: str) -> str:
+    """`text` with every marked table replaced by its current rendering."""
+    for name, table in TABLES.items():
+        pattern = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(<!-- END {name} -->)", flags=re.DOTALL)
+        found = pattern.search(text)
+        if found is None:
+            raise ValueError(f"no <!-- BEGIN {name} --> ... <!-- END {name} --> block")
+        text = text[: found.end(1)] + table() + "\n" + text[found.start(2) :]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m protocol.reference", description=__doc__)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", metavar="FILE", type=Path)
+    mode.add_argument("--check", metavar="FILE", type=Path)
+    args = parser.parse_args(argv)
+    path: Path = args.write or args.check
+    text = path.read_text(encoding="utf-8")
+    fresh = render(text)
+    if args.write is not None:
+        path.write_text(fresh, encoding="utf-8")
+        return 0
+    if fresh != text:
+        print(f"{path}: stale tables; run python -m protocol.reference --write {path}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

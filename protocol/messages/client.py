@@ -71,6 +71,8 @@ class Create(Request, tag="create", kw_only=True):
     """Seconds per turn window; the server's default when absent."""
     public: bool = True
     name: RoomName | None = None
+    autostart: bool = False
+    """Start the game by itself as soon as every seat is held."""
 
 
 class Join(Request, tag="join", kw_only=True):
@@ -119,6 +121,12 @@ class Act(Request, tag="act", kw_only=True):
     window: WindowId | None = None
 
 
+class Legal(Request, tag="legal", kw_only=True):
+    """The legal actions of this connection's seat in `room` now, with its view."""
+
+    room: RoomId
+
+
 class Resume(Request, tag="resume", kw_only=True):
     """Catch up on a room after a reconnect: every message after `last_seq`, or a snapshot."""
 
@@ -150,6 +158,7 @@ ClientMessage = (
     | Start
     | AddBots
     | Act
+    | Legal
     | Resume
     | Ping
     | SendChat
@@ -166,6 +175,7 @@ CLIENT_MESSAGES: tuple[type[Request], ...] = (
     Start,
     AddBots,
     Act,
+    Legal,
     Resume,
     Ping,
     SendChat,

@@ -18,6 +18,7 @@ from .client import (
     Hello,
     Join,
     Leave,
+    Legal,
     Ping,
     Request,
     Resume,
@@ -27,7 +28,19 @@ from .client import (
     Start,
 )
 from .common import GameInfo, HeldSeat, RoomInfo
-from .fields import Count, Hex64, Name, RoomId, Seat, Seq, Token, UnixMillis, Word
+from .fields import (
+    Count,
+    Hex64,
+    JsonMap,
+    Name,
+    RoomId,
+    Seat,
+    Seq,
+    Token,
+    UnixMillis,
+    WindowId,
+    Word,
+)
 
 
 class Result(msgspec.Struct, kw_only=True):
@@ -75,6 +88,15 @@ class AddBotsResult(Result):
     seats: list[Seat]
 
 
+class LegalResult(Result):
+    """`actions`: every legal action of the seat now (empty when it may not act);
+    `window`: the open turn window they answer; `view`: the seat's view of the game."""
+
+    window: WindowId | None
+    actions: list[JsonMap]
+    view: JsonMap
+
+
 class ResumeResult(Result):
     """`events`: the missed messages follow, up to `seq`; `snapshot`: a snapshot follows."""
 
@@ -103,6 +125,7 @@ RESULTS: dict[type[Request], type[Result]] = {
     Start: StartResult,
     AddBots: AddBotsResult,
     Act: Empty,
+    Legal: LegalResult,
     Resume: ResumeResult,
     Ping: PingResult,
     SendChat: ChatResult,

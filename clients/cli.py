@@ -114,9 +114,21 @@ def cmd_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from server.main import serve
+
+    return serve(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dicehall", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("serve", help="run the game server (embedded, no Redis needed)")
+    from server.main import add_arguments
+
+    add_arguments(s)
+    s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("games", help="list the games with their options and presets")
     s.add_argument("--json", action="store_true")

@@ -1,0 +1,110 @@
+"""A room as an actor: one task, one inbox, one timer for the open window's deadline.
+
+Everything that changes a room passes through its inbox, so the room needs no lock and
+its messages leave in sequence order. The deadline is an absolute time kept in the core:
+the timer is only a reminder, re-armed whenever the core's deadline changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from protocol.errors import ProtocolError
+
+from .commands import AddBotsCmd, Command, ExpireCmd, execute
+from .room import Outgoing, RoomCore
+
+log = logging.getLogger("dicehall.room")
+
+Deliver = Callable[[str, list[Outgoing]], None]
+BotSpawner = Callable[[str, int, str], None]
+
+
+class RoomActor:
+    def __init__(
+        self,
+        core: RoomCore,
+        deliver: Deliver,
+        spawn_bot: BotSpawner | None = None,
+        on_command: Callable[[RoomCore, list[Outgoing]], None] | None = None,
+    ) -> None:
+        self.core = core
+        self._deliver = deliver
+        self._spawn_bot = spawn_bot
+        self._on_command = on_command
+        self._inbox: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed: float | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.windows_expired = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"room-{self.core.id}"
+        )
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def call(self, cmd: Command) -> Any:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait((cmd, fut))
+        return await fut
+
+    async def _run(self) -> None:
+        while True:
+            cmd, fut = await self._inbox.get()
+            try:
+                self._step(cmd, fut)
+            except Exception as exc:  # a bug must not kill the room for everyone
+                log.exception("room %s: %r failed", self.core.id, cmd)
+                if fut is not None and not fut.done():
+                    fut.set_exception(exc)
+
+    def _step(self, cmd: Command, fut: asyncio.Future[Any] | None) -> None:
+        try:
+            result, out = execute(self.core, cmd, time.time())
+        except ProtocolError as exc:
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+            return
+        if isinstance(cmd, ExpireCmd) and out:
+            self.windows_expired += 1
+        if fut is not None and not fut.done():
+            fut.set_result(result)
+        if out:
+            self._deliver(self.core.id, out)
+            if self._on_command is not None:
+                self._on_command(self.core, out)
+        if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
+            for seat in result:
+                self._spawn_bot(self.core.id, seat, cmd.kind)
+        self._arm()
+
+    def _arm(self) -> None:
+        deadline = self.core.deadline
+        if deadline == self._armed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._armed = deadline
+        if deadline is not None:
+            loop = asyncio.get_running_loop()
+            delay = max(0.0, deadline - time.time())
+            self._timer = loop.call_at(loop.time() + delay, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        self._armed = None
+        self._inbox.put_nowait((ExpireCmd(), None))

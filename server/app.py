@@ -1,0 +1,308 @@
+"""The Starlette edge: a lifespan that builds the backends, and thin endpoints.
+
+Endpoints only move bytes between a socket and a `Connection`, or render what the backend
+already knows; every decision lives in the session, the room and the rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from protocol import errors as E
+from protocol.close import CloseCode
+from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
+
+from . import __version__
+from .backends import Backend, MemoryBackend, RoomSpec
+from .commands import AddBotsCmd
+from .connection import Connection
+from .housebots import HouseBot
+from .hub import Hub
+from .metrics import Registry
+from .session import Services, Settings, games_info
+from .tokens import TokenSigner
+
+log = logging.getLogger("dicehall.server")
+
+
+@dataclass
+class Config:
+    """Everything `dicehall serve` can set (flags, or DICEHALL_* environment variables)."""
+
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    turn_window: int = 30
+    demo_rooms: bool = False
+    """Keep one open room per game with house bots in the other seats (make serve)."""
+    idle_seconds: float = 600.0
+    max_queue: int = 1024
+    drain_seconds: float = 5.0
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Config:
+        cfg = cls()
+        if "DICEHALL_SECRET" in os.environ:
+            cfg.secret = os.environ["DICEHALL_SECRET"].encode()
+        if "DICEHALL_TURN_WINDOW" in os.environ:
+            cfg.turn_window = int(os.environ["DICEHALL_TURN_WINDOW"])
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(cfg, key, value)
+        return cfg
+
+
+class Server:
+    """The process: backend, hub, sessions, bots and metrics, built by the lifespan."""
+
+    def __init__(self, config: Config, backend: Backend | None = None) -> None:
+        self.config = config
+        self.hub = Hub()
+        self.metrics = Registry()
+        self.backend = backend or MemoryBackend(
+            self.hub, spawn_bot=self.spawn_bot, idle_seconds=config.idle_seconds
+        )
+        self.services = Services(
+            backend=self.backend,
+            hub=self.hub,
+            signer=TokenSigner(config.secret),
+            settings=Settings(default_turn_window=config.turn_window),
+            errors=self.metrics.counter(
+                "dicehall_errors_total", "Error replies sent, by error name.", ["name"]
+            ),
+        )
+        self.connections: set[Connection] = set()
+        self.bots: dict[tuple[str, int], HouseBot] = {}
+        self.draining = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._host_key = secrets.token_urlsafe(16)
+        m = self.metrics
+        self.fanout_latency = m.histogram(
+            "dicehall_fanout_latency_seconds",
+            "From a room message being produced to its frame written to a socket.",
+            [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0],
+        )
+        self.slow_dropped = m.counter(
+            "dicehall_slow_consumers_dropped_total", "Connections cut off for not reading."
+        )
+        m.gauge(
+            "dicehall_connections", "Open WebSocket connections.", lambda: len(self.connections)
+        )
+        m.gauge("dicehall_house_bots", "House bots seated.", lambda: len(self.bots))
+        for key, doc in (
+            ("rooms", "Rooms held by this process."),
+            ("rooms_playing", "Rooms with a game in progress."),
+            ("seats_taken", "Seats held by people or bots."),
+        ):
+            m.gauge(f"dicehall_{key}", doc, self._stat(key))
+        m.gauge(
+            "dicehall_windows_closed_by_deadline_total",
+            "Turn windows closed by their deadline rather than by every answer.",
+            lambda: self.backend.stats()["windows_expired"],
+        )
+        m.gauge(
+            "dicehall_room_messages_sent_total",
+            "Room messages (events, windows...) written to sockets.",
+            lambda: self.fanout_latency.count,
+        )
+
+    def _stat(self, key: str) -> Callable[[], float]:
+        return lambda: self.backend.stats()[key]
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.backend.start()
+        if self.config.demo_rooms:
+            self._tasks.append(asyncio.get_running_loop().create_task(self._keep_demo_rooms()))
+
+    async def stop(self) -> None:
+        await self.drain()
+        for task in self._tasks:
+            task.cancel()
+        for bot in list(self.bots.values()):
+            await bot.stop()
+        await self.backend.stop()
+
+    async def drain(self) -> None:
+        """Stop taking work; tell every client to go (1001) and let the goodbyes out."""
+        if self.draining:
+            return
+        self.draining = True
+        for conn in list(self.connections):
+            conn.close(CloseCode.GOING_AWAY, "server shutting down; reconnect", retry_ms=1000)
+        deadline = time.monotonic() + self.config.drain_seconds
+        while self.connections and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+
+    # --- house bots ------------------------------------------------------------------------
+
+    def spawn_bot(self, room: str, seat: int, kind: str) -> None:
+        game = self._room_game(room)
+        bot = HouseBot(self.services, room, seat, kind, game)
+        self.bots[(room, seat)] = bot
+        bot.start()
+
+    def _room_game(self, room: str) -> str:
+        backend = self.backend
+        if isinstance(backend, MemoryBackend):
+            return backend.game_of(room)
+        raise E.UnavailableError("house bots need the room's game")
+
+    async def _keep_demo_rooms(self) -> None:
+        """One open room per game, every other seat a house bot: a newcomer plays at once."""
+        from rules import all_games
+
+        while True:
+            rooms = await self.backend.rooms()
+            open_games = {r.game for r in rooms if r.status == "open"}
+            for game in all_games():
+                if game.name in open_games:
+                    continue
+                seats = min(2, game.max_seats)
+                info = await self.backend.create(
+                    RoomSpec(
+                        game=game.name,
+                        options=game.resolve_options(),
+                        seats=seats,
+                        turn_window=self.config.turn_window,
+                        public=True,
+                        name=f"{game.title}: play a house bot",
+                        autostart=True,
+                        host_key=self._host_key,
+                    )
+                )
+                await self.backend.call(
+                    info.room, AddBotsCmd(kind="random", count=seats - 1, host_key=self._host_key)
+                )
+            await asyncio.sleep(1.0)
+
+
+# --- endpoints ------------------------------------------------------------------------------
+
+
+def _server(request: Request | WebSocket) -> Server:
+    server: Server = request.app.state.server
+    return server
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok\n")
+
+
+async def readyz(request: Request) -> Response:
+    server = _server(request)
+    if server.draining or not server.backend.ready():
+        return PlainTextResponse("not ready\n", status_code=503)
+    return PlainTextResponse("ready\n")
+
+
+async def metrics(request: Request) -> Response:
+    return PlainTextResponse(
+        _server(request).metrics.render(), media_type="text/plain; version=0.0.4"
+    )
+
+
+async def api_games(request: Request) -> Response:
+    return Response(msgspec.json.encode(games_info()), media_type="application/json")
+
+
+async def api_rooms(request: Request) -> Response:
+    game = request.query_params.get("game")
+    rooms = await _server(request).backend.rooms(game)
+    return Response(msgspec.json.encode(rooms), media_type="application/json")
+
+
+async def api_record(request: Request) -> Response:
+    record = await _server(request).backend.record(request.path_params["room"])
+    if record is None:
+        return JSONResponse({"error": "no finished game with that room id"}, status_code=404)
+    return JSONResponse(record)
+
+
+async def websocket(ws: WebSocket) -> None:
+    server = _server(ws)
+    chosen = select(ws.scope.get("subprotocols") or [])
+    if chosen is None or server.draining:
+        await ws.accept()
+        if chosen is None:
+            await ws.close(int(CloseCode.UNSUPPORTED_SUBPROTOCOL), refusal_reason())
+        else:
+            await ws.close(int(CloseCode.GOING_AWAY), "server shutting down")
+        return
+    await ws.accept(subprotocol=chosen)
+    conn = Connection(
+        server.services,
+        SUBPROTOCOLS[chosen],
+        max_queue=server.config.max_queue,
+        fanout_latency=server.fanout_latency,
+        slow_dropped=server.slow_dropped,
+    )
+    server.connections.add(conn)
+
+    async def send(frame: bytes | str) -> None:
+        if isinstance(frame, bytes):
+            await ws.send_bytes(frame)
+        else:
+            await ws.send_text(frame)
+
+    async def close(code: int, reason: str) -> None:
+        await ws.close(code, reason)
+
+    conn.welcome(f"dicehall/{__version__}")
+    writer = asyncio.create_task(conn.writer(send, close))
+    ticker = asyncio.create_task(conn.ticker())
+    try:
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            if not conn.closing:
+                data = message.get("bytes")
+                await conn.receive(data if data is not None else message.get("text", ""))
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        for task in (writer, ticker):
+            task.cancel()
+        server.connections.discard(conn)
+        await conn.session.disconnected()
+
+
+def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:
+    server = server or Server(config or Config.from_env())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.server = server
+        await server.start()
+        try:
+            yield
+        finally:
+            await server.stop()
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+            Route("/api/games", api_games),
+            Route("/api/rooms", api_rooms),
+            Route("/api/rooms/{room}/record", api_record),
+            WebSocketRoute("/ws", websocket),
+        ],
+        lifespan=lifespan,
+    )

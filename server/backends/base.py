@@ -1,0 +1,71 @@
+"""The backend interface: create and list rooms, run commands on a room's owner.
+
+A session never touches a room directly: it sends a command with `call`, and receives
+the room's messages through the process's hub, to which the backend delivers them. With
+one process the owner is always local; with Redis it may be another process.
+"""
+
+from __future__ import annotations
+
+import secrets
+from abc import ABC, abstractmethod
+from typing import Any
+
+import msgspec
+
+from protocol.messages.common import RoomInfo
+
+from ..commands import Command
+from ..hub import Hub
+
+
+class RoomSpec(msgspec.Struct, kw_only=True):
+    """A validated `create` request."""
+
+    game: str
+    options: dict[str, Any]
+    seats: int
+    turn_window: int
+    public: bool
+    name: str | None = None
+    autostart: bool = False
+    host_key: str = ""
+
+
+def new_room_id() -> str:
+    return secrets.token_urlsafe(6)
+
+
+class Backend(ABC):
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect, start background tasks."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Hand rooms over or stop them; close connections."""
+
+    def ready(self) -> bool:
+        return True
+
+    @abstractmethod
+    async def create(self, spec: RoomSpec) -> RoomInfo: ...
+
+    @abstractmethod
+    async def rooms(self, game: str | None = None) -> list[RoomInfo]:
+        """Public rooms, newest first."""
+
+    @abstractmethod
+    async def call(self, room: str, cmd: Command) -> Any:
+        """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
+
+    @abstractmethod
+    async def record(self, room: str) -> dict[str, Any] | None:
+        """The game record once the game is over (None: no such room or not over)."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, int]:
+        """Counts for /metrics: rooms, seats taken, windows expired..."""

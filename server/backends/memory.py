@@ -1,0 +1,129 @@
+"""The embedded backend: every room is an actor in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from protocol.errors import NoSuchRoomError
+from protocol.messages.common import RoomInfo
+from rules import get_game
+
+from ..actor import BotSpawner, RoomActor
+from ..commands import Command
+from ..hub import Hub
+from ..room import RoomCore
+from .base import Backend, RoomSpec, new_room_id
+
+
+class MemoryBackend(Backend):
+    def __init__(
+        self,
+        hub: Hub,
+        spawn_bot: BotSpawner | None = None,
+        idle_seconds: float = 600.0,
+        keep_records: int = 1000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(hub)
+        self.spawn_bot = spawn_bot
+        self.idle_seconds = idle_seconds
+        self._actors: dict[str, RoomActor] = {}
+        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._keep_records = keep_records
+        self._clock = clock
+        self._reaper: asyncio.Task[None] | None = None
+        self.rooms_closed = 0
+
+    async def start(self) -> None:
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        for actor in list(self._actors.values()):
+            await actor.stop()
+        self._actors.clear()
+
+    async def create(self, spec: RoomSpec) -> RoomInfo:
+        room_id = new_room_id()
+        while room_id in self._actors:
+            room_id = new_room_id()
+        core = RoomCore(
+            room_id,
+            get_game(spec.game),
+            spec.options,
+            spec.seats,
+            spec.turn_window,
+            public=spec.public,
+            name=spec.name,
+            autostart=spec.autostart,
+            host_key=spec.host_key,
+        )
+        core.last_activity = self._clock()
+        actor = RoomActor(core, self.hub.deliver, self.spawn_bot, self._after)
+        self._actors[room_id] = actor
+        actor.start()
+        return core.info()
+
+    def _after(self, core: RoomCore, _out: list[Any]) -> None:
+        if core.status == "over" and core.record is not None:
+            self._records[core.id] = core.record
+            while len(self._records) > self._keep_records:
+                self._records.popitem(last=False)
+
+    async def rooms(self, game: str | None = None) -> list[RoomInfo]:
+        cores = [a.core for a in self._actors.values()]
+        return [
+            c.info()
+            for c in sorted(cores, key=lambda c: -c.last_activity)
+            if c.public and (game is None or c.game.name == game)
+        ]
+
+    async def call(self, room: str, cmd: Command) -> Any:
+        actor = self._actors.get(room)
+        if actor is None:
+            raise NoSuchRoomError(f"no room {room!r}")
+        return await actor.call(cmd)
+
+    def game_of(self, room: str) -> str:
+        actor = self._actors.get(room)
+        if actor is None:
+            raise NoSuchRoomError(f"no room {room!r}")
+        return actor.core.game.name
+
+    async def record(self, room: str) -> dict[str, Any] | None:
+        return self._records.get(room)
+
+    def stats(self) -> dict[str, int]:
+        cores = [a.core for a in self._actors.values()]
+        return {
+            "rooms": len(cores),
+            "rooms_playing": sum(c.status == "playing" for c in cores),
+            "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
+            "windows_expired": sum(a.windows_expired for a in self._actors.values()),
+            "rooms_closed": self.rooms_closed,
+        }
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(min(30.0, self.idle_seconds / 4))
+            await self.reap()
+
+    async def reap(self) -> None:
+        """Close rooms nobody is in that have been quiet for `idle_seconds`."""
+        now = self._clock()
+        for room_id, actor in list(self._actors.items()):
+            core = actor.core
+            humans_here = any(s.kind == "human" and s.connected for s in core.seats)
+            watched = self.hub.members(room_id) > 0
+            if not humans_here and not watched and now - core.last_activity > self.idle_seconds:
+                del self._actors[room_id]
+                await actor.stop()
+                self.rooms_closed += 1

@@ -1,0 +1,135 @@
+"""What a session may ask of a room, as data: run on the room's owner, wherever it lives.
+
+Commands are msgspec Structs so the Redis backend can forward them to the owning process
+unchanged; `execute` is the single place where a command meets a `RoomCore`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .room import Outgoing, RoomCore
+
+
+class Command(msgspec.Struct, tag_field="cmd", kw_only=True):
+    pass
+
+
+class JoinCmd(Command, tag="join"):
+    name: str
+    seat: int | None
+    nonce: str
+
+
+class HostCmd(Command):
+    """A command only the host (by `host_key`) or a seated player (`seat`) may give."""
+
+    host_key: str | None = None
+    seat: int | None = None
+
+
+class LeaveCmd(Command, tag="leave"):
+    seat: int
+
+
+class StartCmd(HostCmd, tag="start"):
+    pass
+
+
+class AddBotsCmd(HostCmd, tag="add_bots"):
+    kind: str = "random"
+    count: int | None = None
+
+
+class ActCmd(Command, tag="act"):
+    seat: int
+    action: dict[str, Any]
+    window: int | None = None
+
+
+class ChatCmd(Command, tag="chat"):
+    seat: int | None
+    sender: str
+    text: str
+
+
+class SyncCmd(Command, tag="sync"):
+    """Catch a member up: the messages after `last_seq`, or a snapshot (last_seq None or
+    aged out). `watch` +1/-1 counts a spectator in or out."""
+
+    seat: int | None
+    last_seq: int | None = None
+    watch: int = 0
+
+
+class WatchCmd(Command, tag="watch"):
+    delta: int
+
+
+class PresenceCmd(Command, tag="presence"):
+    seat: int
+    delta: int
+
+
+class TokenCmd(Command, tag="token"):
+    seat: int
+    nonce: str
+
+
+class LegalCmd(Command, tag="legal"):
+    seat: int
+
+
+class ExpireCmd(Command, tag="expire"):
+    pass
+
+
+class Sync(msgspec.Struct, kw_only=True):
+    """The answer to SyncCmd: `messages` when the log still holds them, else `snapshot`."""
+
+    seq: int
+    messages: list[Any] | None = None
+    snapshot: Any = None
+
+
+def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoing]]:
+    """Run one command; protocol errors propagate and leave the room unchanged."""
+    match cmd:
+        case ActCmd(seat=seat, action=action, window=window):
+            return None, core.act(seat, action, window, now)
+        case LegalCmd(seat=seat):
+            window, actions = core.legal(seat)
+            return (window, actions, core.state.view(seat) if core.state else {}), []
+        case ExpireCmd():
+            return None, core.expire(now)
+        case JoinCmd(name=name, seat=seat, nonce=nonce):
+            return core.join(name, seat, nonce, now)
+        case LeaveCmd(seat=seat):
+            return None, core.leave(seat)
+        case StartCmd(host_key=key, seat=seat):
+            core.may_host(key, seat)
+            out = core.start(now)
+            assert core.state is not None
+            return core.state.commitment(), out
+        case AddBotsCmd(kind=kind, count=count, host_key=key, seat=seat):
+            core.may_host(key, seat)
+            return core.add_bots(kind, count, now)
+        case ChatCmd(seat=seat, sender=sender, text=text):
+            out = core.chat(seat, sender, text)
+            return out[0].seq, out
+        case SyncCmd(seat=seat, last_seq=last_seq, watch=watch):
+            core.spectate(watch)
+            messages = core.since(last_seq, seat) if last_seq is not None else None
+            if messages is not None:
+                return Sync(seq=core.seq, messages=messages), []
+            return Sync(seq=core.seq, snapshot=core.snapshot(seat)), []
+        case WatchCmd(delta=delta):
+            core.spectate(delta)
+            return None, []
+        case PresenceCmd(seat=seat, delta=delta):
+            return None, core.set_connected(seat, delta)
+        case TokenCmd(seat=seat, nonce=nonce):
+            return core.check_token(seat, nonce), []
+    raise TypeError(f"unknown command {cmd!r}")

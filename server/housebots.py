@@ -1,0 +1,118 @@
+"""House bots: bot policies (rules/bots) seated through the same session layer as people.
+
+A house bot is a `Session` whose sink is in-process: it receives the room's message
+objects instead of frames, and sends the same typed requests a remote bot would (`legal`,
+then `act`). Its decisions run in a task of their own, never inside the room's fan-out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import msgspec
+
+from protocol import errors as E
+from protocol.messages import client as C
+from protocol.messages.common import Action
+from protocol.messages.results import LegalResult
+from protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
+from rules.bots import get_bot
+
+from .room import Outgoing
+from .session import Services, Session
+
+log = logging.getLogger("dicehall.bots")
+
+
+class HouseBot:
+    """One bot in one seat of one room."""
+
+    def __init__(self, services: Services, room: str, seat: int, kind: str, game: str) -> None:
+        self.room_id = room
+        self.seat = seat
+        self.policy = get_bot(kind, game, seed=f"{room}/{seat}")
+        self.session = Session(services, self)
+        self._ids = 0
+        self._inbox: asyncio.Queue[RoomMessage] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._replies: dict[int, Any] = {}
+        self.errors = 0
+
+    def start(self) -> None:
+        self.session.attach(self.room_id, self.seat)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        self.session.detach(self.room_id)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    # --- Sink -------------------------------------------------------------------------------
+
+    def reply(self, request_id: int, result: msgspec.Struct) -> None:
+        self._replies[request_id] = result
+
+    def fail(self, request_id: int, error: E.ProtocolError) -> None:
+        self._replies[request_id] = error
+
+    def message(self, message: ServerMessage) -> None:
+        if isinstance(message, RoomMessage):
+            self._inbox.put_nowait(message)
+
+    def room(self, out: Outgoing, seat: int | None) -> None:
+        self._inbox.put_nowait(out.for_seat(seat))
+
+    # --- playing ------------------------------------------------------------------------------
+
+    async def _request(self, request: C.Request) -> Any:
+        await self.session.handle(request)
+        result = self._replies.pop(request.id)
+        if isinstance(result, E.ProtocolError):
+            raise result
+        return result
+
+    def _next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    async def _run(self) -> None:
+        await self._play(None)  # a window may have opened before this bot sat down
+        while True:
+            message = await self._inbox.get()
+            if isinstance(message, GameOver):
+                return
+            if not isinstance(message, Window) or all(a.seat != self.seat for a in message.actors):
+                continue
+            try:
+                await self._play(message.window)
+            except E.ProtocolError as exc:
+                self.errors += 1
+                log.warning("bot %s/%s: %s", self.room_id, self.seat, exc)
+
+    async def _play(self, window: int | None) -> None:
+        """Act until this seat's part of the window is done (Yamb turns take several actions)."""
+        while True:
+            try:
+                legal: LegalResult = await self._request(
+                    C.Legal(id=self._next_id(), room=self.room_id)
+                )
+            except (E.NotStartedError, E.GameOverError):
+                return
+            if window is None:
+                window = legal.window
+            if legal.window != window or window is None or not legal.actions:
+                return
+            action = self.policy.decide(legal.view, legal.actions)
+            await self._request(
+                C.Act(
+                    id=self._next_id(),
+                    room=self.room_id,
+                    window=window,
+                    action=msgspec.convert(action, Action),
+                )
+            )

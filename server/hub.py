@@ -1,0 +1,42 @@
+"""Local fan-out: a room's messages to this process's members.
+
+The hub only routes; each member picks its variant and takes the frame the message has
+memoised for that variant and encoding (server/room.py, `Outgoing.frame`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .room import Outgoing
+
+
+class Member(Protocol):
+    """Something that receives a room's messages: a WebSocket session or a house bot."""
+
+    def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
+        """Queue for sending; never blocks (a slow member is cut off, not waited for)."""
+
+
+class Hub:
+    def __init__(self) -> None:
+        self._rooms: dict[str, set[Member]] = {}
+
+    def add(self, room: str, member: Member) -> None:
+        self._rooms.setdefault(room, set()).add(member)
+
+    def remove(self, room: str, member: Member) -> None:
+        members = self._rooms.get(room)
+        if members is not None:
+            members.discard(member)
+            if not members:
+                del self._rooms[room]
+
+    def members(self, room: str) -> int:
+        return len(self._rooms.get(room, ()))
+
+    def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
+        members = self._rooms.get(room)
+        if members and outgoing:
+            for member in list(members):
+                member.deliver(room, outgoing)

@@ -1,0 +1,64 @@
+"""`dicehall serve`: uvicorn (uvloop, no per-message deflate) around the app, with a drain.
+
+uvicorn closes WebSockets with 1012 when it shuts down; dicehall promises 1001 and a
+`goodbye`, so the server drains its own connections first, after it stops accepting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+
+import uvicorn
+
+from protocol.limits import Limits
+
+from .app import Config, Server, create_app
+
+
+class DrainingServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, app_server: Server) -> None:
+        super().__init__(config)
+        self.app_server = app_server
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        await self.app_server.drain()
+        await super().shutdown(sockets)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--turn-window", type=int, help="default seconds per turn window (30)")
+    p.add_argument(
+        "--demo-rooms",
+        action="store_true",
+        help="keep an open room per game with house bots in the other seats",
+    )
+    p.add_argument("--deflate", action="store_true", help="enable per-message deflate")
+    p.add_argument("--log-level", default="info")
+
+
+def serve(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    config = Config.from_env(turn_window=args.turn_window, demo_rooms=args.demo_rooms or None)
+    app_server = Server(config)
+    app = create_app(server=app_server)
+    uv_config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        loop="uvloop",
+        ws="websockets-sansio",
+        ws_per_message_deflate=args.deflate,
+        ws_max_size=Limits().max_frame,
+        ws_ping_interval=Limits().heartbeat_ms / 1000,
+        ws_ping_timeout=Limits().heartbeat_ms / 1000,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=int(config.drain_seconds) + 5,
+    )
+    DrainingServer(uv_config, app_server).run()
+    return 0

@@ -1,0 +1,453 @@
+"""One room's logic, sans I/O: seats, the rules state, turn windows, the numbered log.
+
+`RoomCore` is driven by plain calls that carry the time (`now`, unix seconds) and answers
+with room messages to fan out; it never sleeps, reads a clock or touches a socket. The
+actor in server/actor.py gives it an inbox and a timer. Because all of it is here, the
+room's behaviour (windows, defaults, resume, hidden information) is tested without
+sockets, and its whole state is a snapshot a new owner can take over.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from protocol import errors as E
+from protocol.codec import Frame, encode
+from protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    RoomMessage,
+    RoomUpdate,
+    Snapshot,
+    TurnWindow,
+    Window,
+    WindowClosed,
+)
+from protocol.subprotocols import Encoding
+from rules import Game, IllegalAction, RulesError, State
+from rules.bots import bot_names
+from rules.fair import new_seed
+from rules.records import new_record
+
+SeatKind = Literal["open", "human", "bot"]
+Status = Literal["open", "playing", "over"]
+
+
+@dataclass
+class Seat:
+    kind: SeatKind = "open"
+    name: str | None = None
+    nonce: str | None = None
+    """Part of the seat token; a new holder gets a new one, so old tokens die."""
+    bot: str | None = None
+    connected: int = 0
+    """Live connections holding the seat (house bots count as one)."""
+
+
+@dataclass
+class Outgoing:
+    """One numbered room message: `message` for everyone, `private[seat]` for that seat.
+
+    Frames are memoised per (variant, encoding): a message is encoded once per encoding
+    and view, however many members receive it.
+    """
+
+    message: RoomMessage
+    private: dict[int, RoomMessage] = field(default_factory=dict)
+    produced: float = field(default_factory=time.monotonic)
+    _frames: dict[tuple[int | None, Encoding], Frame] = field(default_factory=dict, repr=False)
+
+    @property
+    def seq(self) -> int:
+        return self.message.seq
+
+    def for_seat(self, seat: int | None) -> RoomMessage:
+        if seat is not None and seat in self.private:
+            return self.private[seat]
+        return self.message
+
+    def frame(self, seat: int | None, encoding: Encoding) -> Frame:
+        variant = seat if seat is not None and seat in self.private else None
+        key = (variant, encoding)
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = self._frames[key] = encode(self.for_seat(variant), encoding)
+        return frame
+
+
+class RoomCore:
+    """The authoritative room. Every method validates before it changes anything."""
+
+    def __init__(
+        self,
+        room_id: str,
+        game: Game,
+        options: Mapping[str, Any],
+        seats: int,
+        turn_window: int,
+        public: bool = True,
+        name: str | None = None,
+        seed: bytes | None = None,
+        history: int = 1024,
+        autostart: bool = False,
+        host_key: str = "",
+    ) -> None:
+        self.id = room_id
+        self.game = game
+        self.options = dict(options)
+        self.turn_window = turn_window
+        self.public = public
+        self.name = name or f"{game.title} {room_id}"
+        self.seats = [Seat() for _ in range(seats)]
+        self.spectators = 0
+        self.status: Status = "open"
+        self.seed = seed if seed is not None else new_seed()
+        self.state: State | None = None
+        self.seq = 0
+        self.log: deque[Outgoing] = deque(maxlen=history)
+        self.record: dict[str, Any] | None = None
+        self.window_id: int | None = None
+        self.deadline: float | None = None
+        """Absolute unix time at which the open window closes."""
+        self._done: list[SeatAction] = []
+        self.last_activity = 0.0
+        self.autostart = autostart
+        self.host_key = host_key
+        """Proof of being the host (the creator); seated players may act as host too."""
+
+    # --- lobby -------------------------------------------------------------------------
+
+    def info(self) -> RoomInfo:
+        return RoomInfo(
+            room=self.id,
+            name=self.name,
+            game=self.game.name,
+            options=self.options,
+            status=self.status,
+            public=self.public,
+            turn_window=self.turn_window,
+            seats=[
+                SeatInfo(seat=i, kind=s.kind, name=s.name, connected=s.connected > 0)
+                for i, s in enumerate(self.seats)
+            ],
+            spectators=self.spectators,
+            commitment=self.state.commitment() if self.state is not None else None,
+        )
+
+    def open_seats(self) -> list[int]:
+        return [i for i, s in enumerate(self.seats) if s.kind == "open"]
+
+    def may_host(self, host_key: str | None, seat: int | None) -> None:
+        if host_key and host_key == self.host_key:
+            return
+        if seat is not None and 0 <= seat < len(self.seats) and self.seats[seat].kind == "human":
+            return
+        raise E.ForbiddenError("only the host or a seated player may do that")
+
+    def join(
+        self, name: str, seat: int | None, nonce: str, now: float
+    ) -> tuple[int, list[Outgoing]]:
+        """Seat a human; open seats may be taken before or during the game."""
+        if self.status == "over":
+            raise E.GameOverError("the game in this room is over")
+        if seat is None:
+            free = self.open_seats()
+            if not free:
+                raise E.RoomFullError("every seat is taken")
+            seat = free[0]
+        elif not 0 <= seat < len(self.seats):
+            raise E.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
+        elif self.seats[seat].kind != "open":
+            raise E.SeatTakenError(f"seat {seat} is taken")
+        self.seats[seat] = Seat("human", name, nonce, connected=1)
+        return seat, [self._room_update(), *self._autostart(now)]
+
+    def leave(self, seat: int) -> list[Outgoing]:
+        """Before the start the seat reopens; during the game it stays, and times out."""
+        s = self._seat(seat)
+        if self.status == "open":
+            self.seats[seat] = Seat()
+        else:
+            s.connected = 0
+        return [self._room_update()]
+
+    def _autostart(self, now: float) -> list[Outgoing]:
+        if self.autostart and self.status == "open" and not self.open_seats():
+            return self.start(now)
+        return []
+
+    def add_bots(
+        self, kind: str, count: int | None, now: float
+    ) -> tuple[list[int], list[Outgoing]]:
+        if kind not in bot_names(self.game.name):
+            raise E.NoSuchBotError(f"no bot {kind!r}; bots: {bot_names(self.game.name)}")
+        if self.status == "over":
+            raise E.GameOverError("the game in this room is over")
+        free = self.open_seats()
+        if count is not None:
+            free = free[:count]
+        if not free:
+            raise E.RoomFullError("no open seat for a bot")
+        for i in free:
+            self.seats[i] = Seat("bot", f"{kind}-bot-{i}", None, bot=kind, connected=1)
+        return free, [self._room_update(), *self._autostart(now)]
+
+    def set_connected(self, seat: int, delta: int) -> list[Outgoing]:
+        """A connection holding `seat` came or went; members see who is there."""
+        s = self.seats[seat]
+        was = s.connected > 0
+        s.connected = max(0, s.connected + delta)
+        return [self._room_update()] if (s.connected > 0) != was else []
+
+    def spectate(self, delta: int) -> None:
+        self.spectators = max(0, self.spectators + delta)
+
+    def check_token(self, seat: int, nonce: str) -> bool:
+        return 0 <= seat < len(self.seats) and self.seats[seat].nonce == nonce
+
+    # --- the game ------------------------------------------------------------------------
+
+    def start(self, now: float) -> list[Outgoing]:
+        if self.status != "open":
+            raise E.AlreadyStartedError("the game has already started")
+        if any(s.kind == "open" for s in self.seats):
+            raise E.ForbiddenError("every seat must be taken (add bots for empty ones)")
+        self.state = self.game.new_state(len(self.seats), self.options, self.seed)
+        self.status = "playing"
+        names = [s.name or f"seat {i}" for i, s in enumerate(self.seats)]
+        self.record = new_record(self.game.name, self.options, names, self.state)
+        out = [self._room_update()]
+        out += self._advance([], now)
+        return out
+
+    def act(
+        self, seat: int, action: Mapping[str, Any], window: int | None, now: float
+    ) -> list[Outgoing]:
+        state = self._playing()
+        self._seat(seat)
+        if window is not None and window != self.window_id:
+            raise E.WindowClosedError(
+                f"window {window} is closed; the open one is {self.window_id}"
+            )
+        if seat not in state.actors():
+            raise E.NotYourTurnError(f"seat {seat} may not act now")
+        try:
+            events = state.apply_action(seat, action)
+        except IllegalAction as exc:
+            raise E.IllegalActionError(exc.message, rule=exc.rule) from None
+        self._log({"seat": seat, "action": dict(action)})
+        return self._advance(events, now)
+
+    def expire(self, now: float) -> list[Outgoing]:
+        """The deadline passed: apply the rules' defaults until this window closes."""
+        state = self._playing()
+        if self.deadline is None or now < self.deadline:
+            return []
+        window = self.window_id
+        events: list[dict[str, Any]] = []
+        out: list[Outgoing] = []
+        while not state.is_over() and state.window() == window:
+            if state.chance_pending():
+                events += self._chance(state)
+                continue
+            seat = state.actors()[0]
+            events += state.apply_timeout(seat)
+            self._log({"seat": seat, "timeout": True})
+        out += self._advance(events, now)
+        return out
+
+    def _advance(self, events: list[dict[str, Any]], now: float) -> list[Outgoing]:
+        """Resolve chance, then turn the engine's events and window changes into messages."""
+        state = self.state
+        assert state is not None
+        while state.chance_pending():
+            events += self._chance(state)
+        out = self._events(events)
+        self.last_activity = now
+        if state.is_over():
+            out += self._close_window()
+            out += self._game_over()
+        elif state.window() != self.window_id:
+            out += self._close_window()
+            out.append(self._open_window(state, now))
+        return out
+
+    def _chance(self, state: State) -> list[dict[str, Any]]:
+        outcome, events = state.resolve_chance()
+        self._log({"chance": outcome})
+        return events
+
+    def _events(self, events: list[dict[str, Any]]) -> list[Outgoing]:
+        """One message per event; a private event and its public twin share one seq."""
+        out: list[Outgoing] = []
+        it = iter(events)
+        for event in it:
+            self._note(event)
+            if "for" in event:
+                twin = next(it)
+                self._note(twin)
+                private = {k: v for k, v in event.items() if k != "for"}
+                seq = self._next()
+                out.append(
+                    self._keep(
+                        Outgoing(
+                            Event(room=self.id, seq=seq, event=twin),
+                            {event["for"]: Event(room=self.id, seq=seq, event=private)},
+                        )
+                    )
+                )
+            else:
+                out.append(self._keep(Outgoing(Event(room=self.id, seq=self._next(), event=event))))
+        return out
+
+    def _note(self, event: Mapping[str, Any]) -> None:
+        """Collect what each seat did in the open window for its `window_closed`."""
+        kind = event.get("type")
+        if kind == "applied" and "for" not in event:
+            self._done.append(
+                SeatAction(seat=event["seat"], action=event.get("action"), default=False)
+            )
+        elif kind == "timeout":
+            self._done.append(SeatAction(seat=event["seat"], action=None, default=True))
+
+    def _open_window(self, state: State, now: float) -> Outgoing:
+        self.window_id = state.window()
+        self.deadline = now + self.turn_window
+        actors = [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
+        return self._keep(
+            Outgoing(
+                Window(
+                    room=self.id,
+                    seq=self._next(),
+                    window=self.window_id,
+                    deadline=int(self.deadline * 1000),
+                    actors=actors,
+                )
+            )
+        )
+
+    def _close_window(self) -> list[Outgoing]:
+        if self.window_id is None:
+            return []
+        done, self._done = _merge_defaults(self._done), []
+        msg = WindowClosed(room=self.id, seq=self._next(), window=self.window_id, actions=done)
+        self.window_id = None
+        self.deadline = None
+        return [self._keep(Outgoing(msg))]
+
+    def _game_over(self) -> list[Outgoing]:
+        state = self.state
+        assert state is not None and self.record is not None
+        self.status = "over"
+        self.record["seed"] = self.seed.hex()
+        names = self.record["seats"]
+        self.record["result"] = {"scores": dict(zip(names, state.scores(), strict=True))}
+        over = GameOver(
+            room=self.id,
+            seq=self._next(),
+            scores=state.scores(),
+            winners=state.winners(),
+            seed=self.seed.hex(),
+            commitment=state.commitment(),
+        )
+        return [self._keep(Outgoing(over)), self._room_update()]
+
+    def chat(self, seat: int | None, sender: str, text: str) -> list[Outgoing]:
+        return [
+            self._keep(
+                Outgoing(Chat(room=self.id, seq=self._next(), sender=sender, text=text, seat=seat))
+            )
+        ]
+
+    # --- views and resume -------------------------------------------------------------
+
+    def snapshot(self, seat: int | None) -> Snapshot:
+        view = self.state.view(seat) if self.state is not None else {}
+        turn = None
+        if self.window_id is not None and self.deadline is not None and self.state is not None:
+            turn = TurnWindow(
+                window=self.window_id,
+                deadline=int(self.deadline * 1000),
+                actors=[
+                    Actor(seat=s, kinds=self.state.legal_kinds(s)) for s in self.state.actors()
+                ],
+            )
+        return Snapshot(
+            room=self.id, seq=self.seq, seat=seat, view=view, info=self.info(), turn=turn
+        )
+
+    def since(self, last_seq: int, seat: int | None) -> list[RoomMessage] | None:
+        """The messages after `last_seq` as `seat` saw them, or None if they aged out."""
+        if last_seq > self.seq:
+            return None
+        if last_seq == self.seq:
+            return []
+        if not self.log or self.log[0].seq > last_seq + 1:
+            return None
+        start = last_seq + 1 - self.log[0].seq
+        return [o.for_seat(seat) for o in itertools.islice(self.log, start, None)]
+
+    def legal(self, seat: int) -> tuple[int | None, list[dict[str, Any]]]:
+        state = self._playing()
+        self._seat(seat)
+        return self.window_id, state.legal_actions(seat)
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _playing(self) -> State:
+        if self.state is None:
+            raise E.NotStartedError("the game has not started")
+        if self.status == "over":
+            raise E.GameOverError("the game is over")
+        return self.state
+
+    def _seat(self, seat: int) -> Seat:
+        if not 0 <= seat < len(self.seats):
+            raise E.NoSuchSeatError(f"no seat {seat}")
+        return self.seats[seat]
+
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _keep(self, out: Outgoing) -> Outgoing:
+        self.log.append(out)
+        return out
+
+    def _room_update(self) -> Outgoing:
+        return self._keep(Outgoing(RoomUpdate(room=self.id, seq=self._next(), info=self.info())))
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        if self.record is not None:
+            self.record["log"].append(entry)
+
+
+def _merge_defaults(done: Iterable[SeatAction]) -> list[SeatAction]:
+    """A time-out followed by the action it produced reads as one defaulted action."""
+    out: list[SeatAction] = []
+    pending: set[int] = set()
+    for item in done:
+        if item.default:
+            pending.add(item.seat)
+            continue
+        if item.seat in pending:
+            pending.discard(item.seat)
+            out.append(SeatAction(seat=item.seat, action=item.action, default=True))
+        else:
+            out.append(item)
+    out.extend(SeatAction(seat=s, action=None, default=True) for s in sorted(pending))
+    return out
+
+
+def rules_error(exc: RulesError) -> E.ProtocolError:
+    """The protocol error a rules error becomes at the edge of a room."""
+    if isinstance(exc, IllegalAction):
+        return E.IllegalActionError(exc.message, rule=exc.rule)
+    return E.BadOptionsError(exc.message, rule=exc.rule)

@@ -1,0 +1,391 @@
+"""One client's session: requests in, exactly one reply each, room messages out.
+
+The session knows nothing of sockets. Its output goes to a `Sink`: the WebSocket sink
+encodes frames into a bounded queue (server/connection.py); a house bot's sink hands it
+the message objects. So people, remote bots and house bots all pass through this code.
+
+Catching up without gaps or duplicates: a member is registered with the hub *before* it
+asks the room for its snapshot or its missed messages; what the hub delivers meanwhile is
+held, then released after the catch-up, keeping only messages newer than it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+
+from protocol import errors as E
+from protocol.messages import client as C
+from protocol.messages import results as R
+from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
+from protocol.messages.server import ServerMessage
+from rules import RulesError, all_games, get_game
+from rules.bots import bot_names
+
+from .backends import Backend, RoomSpec
+from .commands import (
+    ActCmd,
+    AddBotsCmd,
+    ChatCmd,
+    JoinCmd,
+    LeaveCmd,
+    LegalCmd,
+    PresenceCmd,
+    StartCmd,
+    Sync,
+    SyncCmd,
+    TokenCmd,
+    WatchCmd,
+)
+from .hub import Hub
+from .metrics import Counter
+from .room import Outgoing
+from .tokens import TokenSigner
+
+log = logging.getLogger("dicehall.session")
+
+
+class Sink(Protocol):
+    """Where a session's output goes, in order."""
+
+    def reply(self, request_id: int, result: msgspec.Struct) -> None: ...
+
+    def fail(self, request_id: int, error: E.ProtocolError) -> None: ...
+
+    def message(self, message: ServerMessage) -> None: ...
+
+    def room(self, out: Outgoing, seat: int | None) -> None: ...
+
+
+@dataclass
+class Settings:
+    """What sessions need from the server's configuration."""
+
+    default_turn_window: int = 30
+    max_rooms_per_session: int = 16
+    server_name: str = "dicehall"
+
+
+@dataclass
+class Services:
+    """The process-wide parts every session shares."""
+
+    backend: Backend
+    hub: Hub
+    signer: TokenSigner
+    settings: Settings = field(default_factory=Settings)
+    errors: Counter | None = None
+
+
+class Session:
+    def __init__(self, services: Services, sink: Sink) -> None:
+        self.services = services
+        self.sink = sink
+        self.name: str | None = None
+        self.seats: dict[str, int] = {}
+        """Rooms where this session holds a seat (and receives messages once synced)."""
+        self.watching: set[str] = set()
+        self.hosting: dict[str, str] = {}
+        """Room -> host key, for the rooms this session created."""
+        self.claimed: dict[str, tuple[int, str]] = {}
+        """Seats given back by `hello` tokens, waiting for their `resume`."""
+        self._members: set[str] = set()
+        self._held: dict[str, list[Outgoing]] = {}
+        self.closed = False
+
+    # --- the hub's side ------------------------------------------------------------------
+
+    def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
+        held = self._held.get(room)
+        if held is not None:
+            held.extend(outgoing)
+            return
+        seat = self.seats.get(room)
+        for out in outgoing:
+            self.sink.room(out, seat)
+
+    # --- requests ------------------------------------------------------------------------
+
+    async def handle(self, request: C.Request) -> None:
+        """Answer one request: exactly one reply, then any messages it releases."""
+        rid = request.id
+        try:
+            after = await self._dispatch(request)
+        except E.ProtocolError as exc:
+            if self.services.errors is not None:
+                self.services.errors.inc(exc.name)
+            self.sink.fail(rid, exc)
+            return
+        except RulesError as exc:
+            self.sink.fail(rid, E.BadOptionsError(exc.message, rule=exc.rule))
+            return
+        except Exception:
+            log.exception("request %r failed", request)
+            self.sink.fail(rid, E.InternalError("the server failed to handle this request"))
+            return
+        result, release = after
+        self.sink.reply(rid, result)
+        if release is not None:
+            release()
+
+    async def _dispatch(self, req: C.Request) -> tuple[msgspec.Struct, Any]:
+        match req:
+            case C.Act():
+                seat = self._seat(req.room)
+                act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
+                await self.services.backend.call(req.room, act)
+                return R.Empty(), None
+            case C.Legal():
+                seat = self._seat(req.room)
+                window, actions, view = await self.services.backend.call(
+                    req.room, LegalCmd(seat=seat)
+                )
+                return R.LegalResult(window=window, actions=actions, view=view), None
+            case C.Hello():
+                return await self._hello(req), None
+            case C.Ping():
+                return R.PingResult(time=int(time.time() * 1000), echo=req.time), None
+            case C.Games():
+                return R.GamesResult(games=games_info()), None
+            case C.Rooms():
+                return R.RoomsResult(rooms=await self.services.backend.rooms(req.game)), None
+            case C.Create():
+                return await self._create(req), None
+            case C.Join():
+                return await self._join(req)
+            case C.Spectate():
+                return await self._spectate(req)
+            case C.Resume():
+                return await self._resume(req)
+            case C.Leave():
+                await self._leave(req.room)
+                return R.Empty(), None
+            case C.Start():
+                start = StartCmd(host_key=self.hosting.get(req.room), seat=self.seats.get(req.room))
+                commitment = await self.services.backend.call(req.room, start)
+                return R.StartResult(commitment=commitment), None
+            case C.AddBots():
+                kind = req.kind or "random"
+                add = AddBotsCmd(
+                    kind=kind,
+                    count=req.count,
+                    host_key=self.hosting.get(req.room),
+                    seat=self.seats.get(req.room),
+                )
+                seats = await self.services.backend.call(req.room, add)
+                return R.AddBotsResult(seats=seats), None
+            case C.SendChat():
+                if req.room not in self.seats and req.room not in self.watching:
+                    raise E.NotInRoomError("join or spectate the room first")
+                chat_seat = self.seats.get(req.room)
+                sender = self.name or ("spectator" if chat_seat is None else f"seat {chat_seat}")
+                chat = ChatCmd(seat=chat_seat, sender=sender, text=req.text)
+                seq = await self.services.backend.call(req.room, chat)
+                return R.ChatResult(seq=seq), None
+        raise E.InvalidMessageError(f"unhandled request {type(req).__name__}")
+
+    # --- lobby ---------------------------------------------------------------------------
+
+    async def _hello(self, req: C.Hello) -> R.HelloResult:
+        self.name = req.name
+        held: list[HeldSeat] = []
+        rejected: list[int] = []
+        for i, token in enumerate(req.tokens):
+            claim = self.services.signer.verify(token)
+            ok = False
+            if claim is not None:
+                try:
+                    ok = await self.services.backend.call(
+                        claim.room, TokenCmd(seat=claim.seat, nonce=claim.nonce)
+                    )
+                except E.ProtocolError:
+                    ok = False
+            if ok and claim is not None:
+                self.claimed[claim.room] = (claim.seat, claim.nonce)
+                held.append(HeldSeat(room=claim.room, seat=claim.seat))
+            else:
+                rejected.append(i)
+        return R.HelloResult(name=self.name, seats=held, rejected=rejected)
+
+    async def _create(self, req: C.Create) -> R.CreateResult:
+        try:
+            game = get_game(req.game)
+        except RulesError:
+            raise E.NoSuchGameError(f"no game {req.game!r}") from None
+        try:
+            seats = game.check_seats(req.seats)
+            options = game.resolve_options(req.options, req.preset)
+        except RulesError as exc:
+            raise E.BadOptionsError(exc.message) from None
+        if len(self.hosting) >= self.services.settings.max_rooms_per_session:
+            raise E.ForbiddenError("too many rooms created by this connection")
+        host_key = TokenSigner.new_nonce()
+        spec = RoomSpec(
+            game=game.name,
+            options=options,
+            seats=seats,
+            turn_window=req.turn_window or self.services.settings.default_turn_window,
+            public=req.public,
+            name=req.name,
+            autostart=req.autostart,
+            host_key=host_key,
+        )
+        info = await self.services.backend.create(spec)
+        self.hosting[info.room] = host_key
+        return R.CreateResult(room=info)
+
+    async def _join(self, req: C.Join) -> tuple[msgspec.Struct, Any]:
+        room = req.room
+        if room in self.seats or room in self.claimed:
+            raise E.AlreadyInRoomError("this connection already holds a seat here")
+        self._hold(room)
+        name = req.name or self.name or "player"
+        nonce = self.services.signer.new_nonce()
+        try:
+            seat = await self.services.backend.call(
+                room, JoinCmd(name=name, seat=req.seat, nonce=nonce)
+            )
+        except BaseException:
+            self._unhold(room)
+            raise
+        self.seats[room] = seat
+        token = self.services.signer.issue(room, seat, nonce)
+        sync = await self.services.backend.call(room, SyncCmd(seat=seat))
+        return R.JoinResult(room=room, seat=seat, token=token), lambda: self._release(room, sync)
+
+    async def _spectate(self, req: C.Spectate) -> tuple[msgspec.Struct, Any]:
+        room = req.room
+        if room in self.seats or room in self.watching:
+            raise E.AlreadyInRoomError("this connection is already in this room")
+        self._hold(room)
+        try:
+            sync = await self.services.backend.call(room, SyncCmd(seat=None, watch=1))
+        except BaseException:
+            self._unhold(room)
+            raise
+        self.watching.add(room)
+        return R.Empty(), lambda: self._release(room, sync)
+
+    async def _resume(self, req: C.Resume) -> tuple[msgspec.Struct, Any]:
+        room = req.room
+        seat: int | None
+        if room in self.claimed:
+            seat = self.claimed[room][0]
+        elif room in self.seats:
+            seat = self.seats[room]
+        elif room in self.watching:
+            seat = None
+        else:
+            raise E.NotInRoomError("take the seat back with hello's tokens, or spectate, first")
+        fresh = room not in self._members
+        if fresh:
+            self._hold(room)
+        else:
+            self._held.setdefault(room, [])
+        try:
+            sync: Sync = await self.services.backend.call(
+                room, SyncCmd(seat=seat, last_seq=req.last_seq)
+            )
+        except BaseException:
+            if fresh:
+                self._unhold(room)
+            raise
+        if room in self.claimed:
+            del self.claimed[room]
+            assert seat is not None
+            self.seats[room] = seat
+            await self.services.backend.call(room, PresenceCmd(seat=seat, delta=1))
+        result = R.ResumeResult(
+            mode="events" if sync.messages is not None else "snapshot", seq=sync.seq
+        )
+        return result, lambda: self._release(room, sync)
+
+    async def _leave(self, room: str) -> None:
+        if room in self.seats:
+            seat = self.seats.pop(room)
+            self._unhold(room)
+            await self.services.backend.call(room, LeaveCmd(seat=seat))
+        elif room in self.watching:
+            self.watching.discard(room)
+            self._unhold(room)
+            await self.services.backend.call(room, WatchCmd(delta=-1))
+        elif room in self.claimed:
+            del self.claimed[room]
+        else:
+            raise E.NotInRoomError("this connection is not in this room")
+
+    async def disconnected(self) -> None:
+        """The connection is gone: seats stay taken (their tokens bring them back)."""
+        self.closed = True
+        for room in list(self._members):
+            self._unhold(room)
+        for room, seat in list(self.seats.items()):
+            with contextlib.suppress(E.ProtocolError):
+                await self.services.backend.call(room, PresenceCmd(seat=seat, delta=-1))
+        for room in list(self.watching):
+            with contextlib.suppress(E.ProtocolError):
+                await self.services.backend.call(room, WatchCmd(delta=-1))
+        self.seats.clear()
+        self.watching.clear()
+
+    # --- membership and catch-up ----------------------------------------------------------
+
+    def attach(self, room: str, seat: int) -> None:
+        """An in-process member (a house bot) that holds `seat` and listens from now on."""
+        self.seats[room] = seat
+        self._members.add(room)
+        self.services.hub.add(room, self)
+
+    def detach(self, room: str) -> None:
+        self.seats.pop(room, None)
+        self._unhold(room)
+
+    def _hold(self, room: str) -> None:
+        """Become a member now, holding what arrives until the catch-up is sent."""
+        self._held[room] = []
+        self._members.add(room)
+        self.services.hub.add(room, self)
+
+    def _unhold(self, room: str) -> None:
+        self._held.pop(room, None)
+        self._members.discard(room)
+        self.services.hub.remove(room, self)
+
+    def _release(self, room: str, sync: Sync) -> None:
+        if sync.snapshot is not None:
+            self.sink.message(sync.snapshot)
+        for message in sync.messages or ():
+            self.sink.message(message)
+        held = self._held.pop(room, [])
+        seat = self.seats.get(room)
+        for out in held:
+            if out.seq > sync.seq:
+                self.sink.room(out, seat)
+
+    def _seat(self, room: str) -> int:
+        seat = self.seats.get(room)
+        if seat is None:
+            if room in self.claimed:
+                raise E.NotSeatedError("resume the room before acting")
+            raise E.NotSeatedError("this connection holds no seat in this room")
+        return seat
+
+
+def games_info() -> list[GameInfo]:
+    return [
+        GameInfo(
+            name=g.name,
+            title=g.title,
+            min_seats=g.min_seats,
+            max_seats=g.max_seats,
+            options=[msgspec.convert(o.describe(), OptionInfo) for o in g.options],
+            presets={k: dict(v) for k, v in g.presets.items()},
+            bots=bot_names(g.name),
+        )
+        for g in all_games()
+    ]

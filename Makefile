@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck unit bench demo clean
+.PHONY: test lint typecheck unit bench demo serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/dicehall demo
+
+serve: $(STAMP)
+	$(BIN)/dicehall serve --host 127.0.0.1 --port 8000 --demo-rooms
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

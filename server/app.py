@@ -14,13 +14,15 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol import errors as E
@@ -282,6 +284,16 @@ async def websocket(ws: WebSocket) -> None:
         await conn.session.disconnected()
 
 
+WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"
+"""The browser client's static files: served, never imported (server/ never imports clients/)."""
+
+
+def _web_client() -> list[Mount]:
+    if not (WEB_CLIENT / "index.html").is_file():
+        return []
+    return [Mount("/", StaticFiles(directory=WEB_CLIENT, html=True), name="web")]
+
+
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:
     server = server or Server(config or Config.from_env())
 
@@ -303,6 +315,7 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             Route("/api/rooms", api_rooms),
             Route("/api/rooms/{room}/record", api_record),
             WebSocketRoute("/ws", websocket),
+            *_web_client(),
         ],
         lifespan=lifespan,
     )

@@ -114,6 +114,47 @@ def cmd_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bot(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from clients.botrunner import BotConfig, run_bots
+    from protocol.subprotocols import Encoding
+    from rules import RulesError
+    from rules.bots import get_bot
+
+    parser: argparse.ArgumentParser = args.parser
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    if args.seats is not None and not 1 <= args.seats <= 6:
+        parser.error("--seats must be 1..6")
+    if args.room is not None and args.games != 1:
+        parser.error("--room plays that room's one game; leave out --games")
+    try:
+        get_bot(args.bot, args.game)
+    except RulesError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=logging.WARNING, format="dicehall bot: %(message)s")
+    cfg = BotConfig(
+        urls=args.url,
+        game=args.game,
+        seats=args.seats,
+        room=args.room,
+        bot=args.bot,
+        games=args.games,
+        turn_window=args.turn_window,
+        encoding=Encoding(args.encoding),
+    )
+
+    def emit(line: dict[str, Any]) -> None:
+        print(json.dumps(line), flush=True)
+
+    def warn(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    return asyncio.run(run_bots(cfg, emit, warn))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.main import serve
 
@@ -129,6 +170,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(s)
     s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser(
+        "bot",
+        help="play games with bots over the network, one connection per seat",
+        description="Without --room: create a room, fill its seats with bots (connections "
+        "spread round-robin over the URLs), play K games to the end and print one JSON line "
+        "per game. Exit status 1 on any protocol error or unverified dice.",
+    )
+    s.add_argument("--url", action="append", required=True, help="ws://host:port/ws; repeatable")
+    s.add_argument("--game", required=True)
+    s.add_argument(
+        "--seats", type=int, help="bots to seat (default: 2, or every open seat of --room)"
+    )
+    s.add_argument("--room", help="join this room's open seats instead of creating a room")
+    s.add_argument("--bot", default="random", help="bot kind (default: random)")
+    s.add_argument("--games", type=int, default=1, help="games to play, one after the other")
+    s.add_argument("--turn-window", type=int, help="seconds per turn window of created rooms")
+    s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
+    s.set_defaults(func=cmd_bot, parser=s)
 
     s = sub.add_parser("games", help="list the games with their options and presets")
     s.add_argument("--json", action="store_true")

@@ -1,8 +1,11 @@
 """A room as an actor: one task, one inbox, one timer for the open window's deadline.
 
 Everything that changes a room passes through its inbox, so the room needs no lock and
-its messages leave in sequence order. The deadline is an absolute time kept in the core:
-the timer is only a reminder, re-armed whenever the core's deadline changes.
+its messages leave in sequence order. After each command the actor awaits `commit` (the
+memory backend delivers; the Redis backend persists, publishes, then delivers) before it
+answers the caller or takes the next command: nothing is acknowledged or shown that is not
+committed. The deadline is an absolute time kept in the core: the timer is only a
+reminder, re-armed whenever the core's deadline changes.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from protocol.errors import ProtocolError
@@ -21,40 +24,44 @@ from .room import Outgoing, RoomCore
 
 log = logging.getLogger("dicehall.room")
 
-Deliver = Callable[[str, list[Outgoing]], None]
+_STOP = object()
+
+Commit = Callable[[RoomCore, list[Outgoing]], Awaitable[None]]
 BotSpawner = Callable[[str, int, str], None]
 
 
 class RoomActor:
-    def __init__(
-        self,
-        core: RoomCore,
-        deliver: Deliver,
-        spawn_bot: BotSpawner | None = None,
-        on_command: Callable[[RoomCore, list[Outgoing]], None] | None = None,
-    ) -> None:
+    def __init__(self, core: RoomCore, commit: Commit, spawn_bot: BotSpawner | None = None) -> None:
         self.core = core
-        self._deliver = deliver
+        self._commit = commit
         self._spawn_bot = spawn_bot
-        self._on_command = on_command
-        self._inbox: asyncio.Queue[tuple[Command, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
         self._timer: asyncio.TimerHandle | None = None
         self._armed: float | None = None
         self._task: asyncio.Task[None] | None = None
         self.windows_expired = 0
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(
-            self._run(), name=f"room-{self.core.id}"
-        )
+        loop = asyncio.get_running_loop()
+        self._task = loop.create_task(self._run(), name=f"room-{self.core.id}")
+        self._arm()
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = 2.0) -> None:
+        """Finish the commands already queued (within `grace` seconds), then stop."""
         if self._timer is not None:
             self._timer.cancel()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if self._task is not None and not self._task.done():
+            self._inbox.put_nowait(_STOP)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), grace)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
+        while not self._inbox.empty():
+            _, fut = self._inbox.get_nowait()
+            if fut is not None and not fut.done():
+                fut.cancel()
 
     async def call(self, cmd: Command) -> Any:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -63,15 +70,22 @@ class RoomActor:
 
     async def _run(self) -> None:
         while True:
-            cmd, fut = await self._inbox.get()
+            item = await self._inbox.get()
+            if item is _STOP:
+                return
+            cmd, fut = item
             try:
-                self._step(cmd, fut)
+                await self._step(cmd, fut)
+            except asyncio.CancelledError:
+                if fut is not None and not fut.done():
+                    fut.cancel()
+                raise
             except Exception as exc:  # a bug must not kill the room for everyone
                 log.exception("room %s: %r failed", self.core.id, cmd)
                 if fut is not None and not fut.done():
                     fut.set_exception(exc)
 
-    def _step(self, cmd: Command, fut: asyncio.Future[Any] | None) -> None:
+    async def _step(self, cmd: Command, fut: asyncio.Future[Any] | None) -> None:
         try:
             result, out = execute(self.core, cmd, time.time())
         except ProtocolError as exc:
@@ -80,12 +94,10 @@ class RoomActor:
             return
         if isinstance(cmd, ExpireCmd) and out:
             self.windows_expired += 1
+        if out:
+            await self._commit(self.core, out)
         if fut is not None and not fut.done():
             fut.set_result(result)
-        if out:
-            self._deliver(self.core.id, out)
-            if self._on_command is not None:
-                self._on_command(self.core, out)
         if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
             for seat in result:
                 self._spawn_bot(self.core.id, seat, cmd.kind)

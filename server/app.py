@@ -61,6 +61,8 @@ class Config:
             cfg.secret = os.environ["DICEHALL_SECRET"].encode()
         if "DICEHALL_TURN_WINDOW" in os.environ:
             cfg.turn_window = int(os.environ["DICEHALL_TURN_WINDOW"])
+        if "DICEHALL_MAX_QUEUE" in os.environ:
+            cfg.max_queue = int(os.environ["DICEHALL_MAX_QUEUE"])
         for key, value in overrides.items():
             if value is not None:
                 setattr(cfg, key, value)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import socket
+from types import FrameType
 
 import uvicorn
 
@@ -21,6 +23,11 @@ class DrainingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app_server: Server) -> None:
         super().__init__(config)
         self.app_server = app_server
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if sig == signal.SIGTERM and sig in self._captured_signals:
+            self._captured_signals.remove(sig)  # drained on SIGTERM: a clean exit, status 0
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
@@ -38,13 +45,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep an open room per game with house bots in the other seats",
     )
+    p.add_argument(
+        "--max-queue",
+        type=int,
+        help="frames queued per connection before a slow reader is cut off (1024)",
+    )
     p.add_argument("--deflate", action="store_true", help="enable per-message deflate")
     p.add_argument("--log-level", default="info")
 
 
 def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
-    config = Config.from_env(turn_window=args.turn_window, demo_rooms=args.demo_rooms or None)
+    config = Config.from_env(
+        turn_window=args.turn_window,
+        demo_rooms=args.demo_rooms or None,
+        max_queue=args.max_queue,
+    )
     app_server = Server(config)
     app = create_app(server=app_server)
     uv_config = uvicorn.Config(
@@ -54,11 +70,23 @@ def serve(args: argparse.Namespace) -> int:
         loop="uvloop",
         ws="websockets-sansio",
         ws_per_message_deflate=args.deflate,
-        ws_max_size=Limits().max_frame,
+        # Above max_frame, so the protocol sees an oversized frame and answers it as
+        # documented (`too-large`, `goodbye`, close 1009); only frames beyond this cap are
+        # cut off by the WebSocket layer itself (a bare 1009).
+        ws_max_size=4 * Limits().max_frame,
         ws_ping_interval=Limits().heartbeat_ms / 1000,
         ws_ping_timeout=Limits().heartbeat_ms / 1000,
         log_level=args.log_level,
         timeout_graceful_shutdown=int(config.drain_seconds) + 5,
     )
+    # uvicorn re-raises the signal it stopped for once it has shut down; SIGTERM's default
+    # action would then end a cleanly drained server with "killed by signal" (-15).
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     DrainingServer(uv_config, app_server).run()
     return 0
+
+
+def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM outside uvicorn's own handling (before it starts, or re-raised after the
+    drain): a clean exit, status 0."""
+    raise SystemExit(0)

@@ -154,9 +154,8 @@ class RoomCore:
     def join(
         self, name: str, seat: int | None, nonce: str, now: float
     ) -> tuple[int, list[Outgoing]]:
-        """Seat a human; open seats may be taken before or during the game."""
-        if self.status == "over":
-            raise E.GameOverError("the game in this room is over")
+        """Seat a human in an open seat, before the start."""
+        self._not_started()
         if seat is None:
             free = self.open_seats()
             if not free:
@@ -188,8 +187,7 @@ class RoomCore:
     ) -> tuple[list[int], list[Outgoing]]:
         if kind not in bot_names(self.game.name):
             raise E.NoSuchBotError(f"no bot {kind!r}; bots: {bot_names(self.game.name)}")
-        if self.status == "over":
-            raise E.GameOverError("the game in this room is over")
+        self._not_started()
         free = self.open_seats()
         if count is not None:
             free = free[:count]
@@ -221,7 +219,7 @@ class RoomCore:
             raise E.ForbiddenError("every seat must be taken (add bots for empty ones)")
         self.state = self.game.new_state(len(self.seats), self.options, self.seed)
         self.status = "playing"
-        names = [s.name or f"seat {i}" for i, s in enumerate(self.seats)]
+        names = _distinct([s.name or f"seat {i}" for i, s in enumerate(self.seats)])
         self.record = new_record(self.game.name, self.options, names, self.state)
         out = [self._room_update()]
         out += self._advance([], now)
@@ -401,6 +399,14 @@ class RoomCore:
 
     # --- helpers --------------------------------------------------------------------------
 
+    def _not_started(self) -> None:
+        """Seats are joined and filled with bots before the start only (the catalogue's
+        `already-started`); every seat is held once the game runs."""
+        if self.status == "over":
+            raise E.GameOverError("the game in this room is over")
+        if self.status == "playing":
+            raise E.AlreadyStartedError("the game has started: its seats are all held")
+
     def _playing(self) -> State:
         if self.state is None:
             raise E.NotStartedError("the game has not started")
@@ -427,6 +433,17 @@ class RoomCore:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.record is not None:
             self.record["log"].append(entry)
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """Seat names as a record needs them: distinct (two players may both be "player")."""
+    out: list[str] = []
+    for name in names:
+        candidate, n = name, 2
+        while candidate in out:
+            candidate, n = f"{name} ({n})", n + 1
+        out.append(candidate)
+    return out
 
 
 def _merge_defaults(done: Iterable[SeatAction]) -> list[SeatAction]:

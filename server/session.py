@@ -372,7 +372,9 @@ class Session:
         if seat is None:
             if room in self.claimed:
                 raise E.NotSeatedError("resume the room before acting")
-            raise E.NotSeatedError("this connection holds no seat in this room")
+            if room in self.watching:
+                raise E.NotSeatedError("spectators cannot act; join a seat to play")
+            raise E.NotInRoomError("this connection neither sits in nor watches this room")
         return seat
 
 

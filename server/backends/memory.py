@@ -16,7 +16,7 @@ from rules import get_game
 from ..actor import BotSpawner, RoomActor
 from ..commands import Command
 from ..hub import Hub
-from ..room import RoomCore
+from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
 
 
@@ -67,12 +67,13 @@ class MemoryBackend(Backend):
             host_key=spec.host_key,
         )
         core.last_activity = self._clock()
-        actor = RoomActor(core, self.hub.deliver, self.spawn_bot, self._after)
+        actor = RoomActor(core, self._commit, self.spawn_bot)
         self._actors[room_id] = actor
         actor.start()
         return core.info()
 
-    def _after(self, core: RoomCore, _out: list[Any]) -> None:
+    async def _commit(self, core: RoomCore, out: list[Outgoing]) -> None:
+        self.hub.deliver(core.id, out)
         if core.status == "over" and core.record is not None:
             self._records[core.id] = core.record
             while len(self._records) > self._keep_records:

@@ -1,0 +1,338 @@
+"""`dicehall bot`: bot policies playing over the network, one `Client` per seat.
+
+Each seat is a separate connection, as a remote player would be: the bots share nothing
+but the server. Without `--room` the first bot creates a private room (it is the host),
+every bot joins its seat, the host starts, and they play to the end; the next game gets
+a new room. With `--room` the bots take open seats of an existing room.
+
+After every game the runner checks the dice: sha256(revealed seed) must equal the
+commitment published at the start, and the game record fetched over HTTP must replay to
+the same scores with every roll derived from that seed (`rules.records.replay`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import secrets
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol import errors as E
+from protocol.messages.common import Actor, RoomInfo
+from protocol.messages.server import GameOver, RoomUpdate, Snapshot, Window
+from protocol.subprotocols import Encoding
+from rules import RulesError
+from rules.bots import Bot, get_bot
+from rules.records import replay
+
+from .client import Client, ClientError, ConnectionLost, RoomLost, http_url
+
+log = logging.getLogger("dicehall.bot")
+
+JOIN_TIMEOUT = 30.0
+"""Seconds to wait for the snapshot that follows a join."""
+
+
+class BotError(Exception):
+    """The bots could not play or check a game (the cause is in the message)."""
+
+
+@dataclass
+class BotConfig:
+    urls: list[str]
+    game: str
+    seats: int | None = None
+    """Bots to seat; None: 2 in a new room, every open seat of `room`."""
+    room: str | None = None
+    bot: str = "random"
+    games: int = 1
+    turn_window: int | None = None
+    encoding: Encoding = Encoding.MSGPACK
+
+
+@dataclass
+class GameReport:
+    room: str
+    game: str
+    scores: dict[str, int]
+    winners: list[str]
+    seed_verified: bool
+    seconds: float
+    problems: list[str] = field(default_factory=list)
+    """Why the seed did not verify (printed to stderr, not part of the JSON line)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "room": self.room,
+            "game": self.game,
+            "scores": self.scores,
+            "winners": self.winners,
+            "seed_verified": self.seed_verified,
+            "seconds": self.seconds,
+        }
+
+
+class SeatBot:
+    """One seat: a policy answering every turn window that names the seat.
+
+    On a `window` listing its seat it asks `legal`, lets the policy `decide` and sends
+    `act`; it repeats while the seat is still an actor of the same window (a Yamb turn is
+    several actions). A late answer (the window closed meanwhile) is counted, not fatal: the
+    room applied the rules' default.
+    """
+
+    def __init__(self, client: Client, kind: str, game: str) -> None:
+        self.client = client
+        self.kind = kind
+        self.game = game
+        self.policy: Bot = get_bot(kind, game)
+        self.room: str | None = None
+        self.seat: int | None = None
+        self.commitment: str | None = None
+        """The dice commitment as this seat saw it published when the game started."""
+        self.joined = asyncio.Event()
+        """Set once the snapshot after the join arrived (`client.info(room)` is known)."""
+        self.actions = 0
+        self.late = 0
+
+    async def join(self, room: str, seat: int | None = None) -> None:
+        result = await self.client.join(room, seat)
+        self.room, self.seat = result.room, result.seat
+
+    async def run(self) -> GameOver:
+        """Play until the room's `game_over`, which is returned."""
+        room = self.room
+        assert room is not None
+        async for message in self.client.messages():
+            if isinstance(message, RoomLost):
+                if message.room == room:
+                    raise BotError(f"seat {self.seat} of room {room} lost: {message.reason}")
+                continue
+            if message.room != room:
+                continue
+            if isinstance(message, Snapshot | RoomUpdate):
+                self._note(message.info)
+            if isinstance(message, Snapshot):
+                self.joined.set()
+                if message.turn is not None and self._acts(message.turn.actors):
+                    await self._play(message.turn.window)
+            elif isinstance(message, Window) and self._acts(message.actors):
+                await self._play(message.window)
+            elif isinstance(message, GameOver):
+                return message
+        raise BotError(f"the connection of seat {self.seat} closed before the game ended")
+
+    def _acts(self, actors: list[Actor]) -> bool:
+        return any(a.seat == self.seat for a in actors)
+
+    def _note(self, info: RoomInfo) -> None:
+        if info.commitment is None:
+            return
+        if self.commitment is None:
+            self.commitment = info.commitment
+        elif info.commitment != self.commitment:
+            raise BotError(
+                f"room {info.room} changed its dice commitment from {self.commitment} "
+                f"to {info.commitment}"
+            )
+
+    async def _play(self, window: int) -> None:
+        room = self.room
+        assert room is not None
+        while True:
+            turn = self.client.turn(room)
+            if turn is None or turn.window != window or not self._acts(turn.actors):
+                return  # already closed: a message still queued says so
+            try:
+                legal = await self.client.legal(room)
+            except (E.GameOverError, E.NotStartedError):
+                return
+            except ConnectionLost:
+                continue  # asked again once the client is back
+            if legal.window != window or not legal.actions:
+                return
+            action = self.policy.decide(legal.view, legal.actions)
+            try:
+                await self.client.act(room, action, window)
+            except (E.WindowClosedError, E.NotYourTurnError) as exc:
+                self.late += 1
+                log.warning("seat %s of %s answered late: %s", self.seat, room, exc)
+                return
+            except E.GameOverError:
+                return
+            except ConnectionLost:
+                continue  # applied or not, `legal` now tells
+            self.actions += 1
+
+
+def _rotate(urls: list[str], start: int) -> list[str]:
+    """Every URL, starting at `start`: seat i connects to URL i mod n first."""
+    k = start % len(urls)
+    return urls[k:] + urls[:k]
+
+
+def _fetch_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+async def check_dice(over: GameOver, commitment: str | None, url: str) -> list[str]:
+    """Why the game's dice do not verify (empty: they do).
+
+    The seed must hash to the commitment published at the start, and the game record
+    must replay with every roll derived from that seed, to the scores announced.
+    """
+    problems: list[str] = []
+    if commitment is None:
+        problems.append("no commitment was published at the start")
+    elif over.commitment != commitment:
+        problems.append(f"game_over names commitment {over.commitment}, not {commitment}")
+    if hashlib.sha256(bytes.fromhex(over.seed)).hexdigest() != over.commitment:
+        problems.append("sha256(seed) differs from the commitment")
+    record_url = http_url(url, f"/api/rooms/{over.room}/record")
+    try:
+        record = await asyncio.to_thread(_fetch_json, record_url)
+    except (OSError, urllib.error.URLError, ValueError) as exc:
+        return [*problems, f"cannot fetch the record {record_url}: {exc}"]
+    try:
+        result = replay(record)
+    except RulesError as exc:
+        return [*problems, f"the record does not replay: {exc}"]
+    if result.verified is not True:
+        problems.append("the record carries no seed")
+    if record.get("seed") != over.seed:
+        problems.append("the record's seed differs from the revealed one")
+    if not result.state.is_over() or result.state.scores() != over.scores:
+        problems.append(f"the record replays to {result.state.scores()}, not {over.scores}")
+    return problems
+
+
+async def play_game(cfg: BotConfig) -> GameReport:
+    """Seat the bots (in a new room, or `cfg.room`), play one game, check its dice."""
+    tag = secrets.token_hex(2)
+    clients: list[Client] = []
+    bots: list[SeatBot] = []
+    runs: list[asyncio.Task[GameOver]] = []
+
+    async def seat_bot(room: str, seat: int | None, client: Client | None = None) -> SeatBot:
+        index = len(clients)
+        if client is None:
+            client = Client(
+                _rotate(cfg.urls, index), name=f"{cfg.bot}-{tag}-{index + 1}", encoding=cfg.encoding
+            )
+            clients.append(client)
+            await client.connect()
+        bot = SeatBot(client, cfg.bot, cfg.game)
+        await bot.join(room, seat)
+        bots.append(bot)
+        runs.append(asyncio.get_running_loop().create_task(bot.run()))
+        await asyncio.wait_for(bot.joined.wait(), JOIN_TIMEOUT)
+        return bot
+
+    try:
+        host = Client(cfg.urls, name=f"{cfg.bot}-{tag}-1", encoding=cfg.encoding)
+        clients.append(host)
+        await host.connect()
+        began = time.monotonic()
+        commitment: str | None = None
+        if cfg.room is None:
+            seats = cfg.seats or 2
+            info = await host.create(
+                cfg.game,
+                seats,
+                turn_window=cfg.turn_window,
+                public=False,
+                name=f"dicehall bot: {cfg.game}",
+            )
+            room = info.room
+            await seat_bot(room, 0, host)
+            await asyncio.gather(*(seat_bot(room, i) for i in range(1, seats)))
+            commitment = await host.start(room)
+        else:
+            room = cfg.room
+            await seat_bot(room, None, host)
+            wanted = cfg.seats
+            if wanted is None:
+                wanted = 1 + _open_seats(host.info(room))
+            while len(bots) < wanted:
+                await seat_bot(room, None)
+            info_now = bots[-1].client.info(room)  # the last join's snapshot saw every join
+            if info_now is not None and info_now.status == "open" and not _open_seats(info_now):
+                with contextlib.suppress(E.AlreadyStartedError):
+                    commitment = await host.start(room)
+        overs = await asyncio.gather(*runs)
+        seconds = round(time.monotonic() - began, 3)
+        over = overs[0]
+        problems: list[str] = []
+        if any(o.seed != over.seed or o.scores != over.scores for o in overs):
+            problems.append("the seats saw different game_over messages")
+        for bot in bots:
+            if commitment is None:
+                commitment = bot.commitment
+            if bot.commitment != commitment:
+                problems.append(f"seat {bot.seat} saw commitment {bot.commitment}")
+        problems += await check_dice(over, commitment, host.url or cfg.urls[0])
+        names = _names(host.info(room), len(over.scores))
+        return GameReport(
+            room=room,
+            game=cfg.game,
+            scores={names[i]: score for i, score in enumerate(over.scores)},
+            winners=[names[i] for i in over.winners],
+            seed_verified=not problems,
+            seconds=seconds,
+            problems=problems,
+        )
+    finally:
+        for task in runs:
+            task.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+
+
+def _open_seats(info: RoomInfo | None) -> int:
+    return 0 if info is None else sum(s.kind == "open" for s in info.seats)
+
+
+def _names(info: RoomInfo | None, seats: int) -> list[str]:
+    if info is None:
+        return [f"seat {i}" for i in range(seats)]
+    return [s.name or f"seat {s.seat}" for s in info.seats]
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, E.ProtocolError) and exc.code:
+        return f"{exc.name} ({exc.code}): {exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def run_bots(
+    cfg: BotConfig,
+    emit: Callable[[dict[str, Any]], None],
+    warn: Callable[[str], None],
+) -> int:
+    """Play `cfg.games` games one after the other; emit one JSON-able dict per game.
+
+    Returns the exit status: 0 when every game ended with verified dice, 1 on any protocol
+    error (reported through `warn`) or failed check.
+    """
+    status = 0
+    for _ in range(cfg.games):
+        try:
+            report = await play_game(cfg)
+        except (E.ProtocolError, ClientError, BotError, RulesError, TimeoutError) as exc:
+            warn(f"dicehall bot: {describe_error(exc)}")
+            return 1
+        emit(report.to_json())
+        for problem in report.problems:
+            warn(f"dicehall bot: room {report.room}: {problem}")
+        if not report.seed_verified:
+            status = 1
+    return status

@@ -1,0 +1,839 @@
+"""The Python client library: one logical connection to a dicehall server, kept alive.
+
+`Client` speaks the protocol through `protocol.ClientConnection` (request ids, replies
+matched to requests, typed results, duplicate room messages dropped, gaps detected) over a
+`websockets` socket, and adds what a real network needs:
+
+- requests are paced to the server's announced `rate` and `burst`, so a busy bot is never
+  refused with `rate-limited`;
+- an application `ping` every `heartbeat_ms`, so an idle but live client is not closed;
+- when the socket drops (or the server says goodbye with 1001 and `retry_ms`), it
+  reconnects with backoff to the next URL, sends `hello` with every seat token it holds,
+  then `resume`s each room from the last `seq` it delivered. The consumer of `messages()`
+  sees one stream per room with no gap and no duplicate (a `Snapshot` where the server
+  says the missed messages are gone).
+
+A request that was in flight when the socket dropped fails with `ConnectionLost`: it may or
+may not have been applied, so it is never resent behind the caller's back (an `act` is not
+idempotent). Errors the server answers with are raised as the catalogue's exception
+(`protocol.errors`, e.g. `NoSuchRoomError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import EllipsisType
+from typing import Any, Final, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+from websockets.asyncio.client import ClientConnection as WebSocket
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.typing import Subprotocol
+
+from protocol import errors as E
+from protocol.client_connection import ClientConnection, Gap, Response
+from protocol.close import CloseCode
+from protocol.limits import MAX_TOKENS, Limits, ReaderLimits
+from protocol.messages import client as C
+from protocol.messages import results as R
+from protocol.messages.common import Action, GameInfo, RoomInfo
+from protocol.messages.server import (
+    ErrorMessage,
+    GameOver,
+    Goodbye,
+    RoomMessage,
+    RoomUpdate,
+    Snapshot,
+    TurnWindow,
+    Welcome,
+    Window,
+    WindowClosed,
+)
+from protocol.subprotocols import Encoding, subprotocol
+
+log = logging.getLogger("dicehall.client")
+
+PROGRAM: Final = "dicehall-py/0.1.0"
+
+FATAL_CLOSE_CODES: Final = frozenset(
+    {
+        CloseCode.NORMAL,
+        CloseCode.MESSAGE_TOO_BIG,
+        CloseCode.UNSUPPORTED_SUBPROTOCOL,
+        CloseCode.PROTOCOL_ABUSE,
+        CloseCode.RATE_LIMIT,
+        CloseCode.REPLACED,
+    }
+)
+"""Close codes after which reconnecting would fail the same way (or fight another holder of
+the seat); every other close, and a drop without a goodbye, is followed by a reconnect."""
+
+_RATE_LIMIT_RETRIES = 3
+_PROTOCOL_ERROR_CLOSE = 1002
+"""RFC 6455: the client closes with this when the server broke the protocol."""
+
+ResultT = TypeVar("ResultT", bound=R.Result)
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+class ClientError(Exception):
+    """A failure on the client's side of the connection (the server's errors are
+    `protocol.errors.ProtocolError`s)."""
+
+
+class ConnectError(ClientError):
+    """No URL could be connected to (at `connect()`, or a reconnect gave up)."""
+
+
+class ConnectionLost(ClientError):
+    """The socket dropped while this request was in flight: it may or may not have been
+    applied. The client reconnects by itself; look at the room's messages (or ask `legal`)
+    before deciding again."""
+
+
+class RequestTimeout(ClientError):
+    """No reply within the request's time-out."""
+
+
+class ClientClosed(ClientError):
+    """The client is closed: by `close()`, or by the server with a code after which a
+    reconnect would not help (`code`, `reason`)."""
+
+    def __init__(self, message: str, code: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+# --- what the stream delivers besides room messages -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoomLost:
+    """After a reconnect the server would not take this client back into `room` (its seat
+    token was refused, or the room is gone): nothing more will arrive for it."""
+
+    room: str
+    reason: str
+
+
+Delivery = RoomMessage | RoomLost
+"""What `messages()` yields: the room messages, in seq order per room, and `RoomLost`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """One catch-up after a reconnect: `room` resumed after `last_seq` up to `seq`."""
+
+    room: str
+    last_seq: int
+    mode: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    error: BaseException | None
+
+
+# --- pacing ---------------------------------------------------------------------------------
+
+
+class Pacer:
+    """Keeps the client under the server's token bucket (`rate` per second, `burst`).
+
+    The server measures arrivals, the client departures; arrivals can bunch up after a
+    network hiccup, so the client keeps a margin of the burst in reserve.
+    """
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = float(rate)
+        self.capacity = float(max(1, burst - max(2, burst // 8)))
+        self.tokens = self.capacity
+        self._last = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self._last) * self.rate)
+        self._last = now
+
+    async def take(self) -> None:
+        """Wait until one frame may be sent, and count it."""
+        while True:
+            self._refill()
+            if self.tokens >= 1.0:
+                self.tokens -= 1.0
+                return
+            await asyncio.sleep((1.0 - self.tokens) / self.rate)
+
+    def refused(self) -> None:
+        """The server said `rate-limited` anyway: its bucket is empty, so is ours now."""
+        self._refill()
+        self.tokens = min(self.tokens, -1.0)
+
+
+# --- one socket -----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Link:
+    """One WebSocket connection and its protocol state; replaced on every reconnect."""
+
+    url: str
+    ws: WebSocket
+    conn: ClientConnection
+    welcome: Welcome
+    pacer: Pacer
+    send_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiters: dict[int, asyncio.Future[Response]] = field(default_factory=dict)
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    reader: asyncio.Task[None] | None = None
+    goodbye: Goodbye | None = None
+    fatal: BaseException | None = None
+    closed: bool = False
+
+
+def http_url(url: str, path: str = "") -> str:
+    """The HTTP(S) address of the server behind WebSocket `url`, plus `path`.
+
+    `ws://host:8000/ws` -> `http://host:8000` + path; a prefix before `/ws` is kept, so a
+    server mounted at `wss://example.org/dice/ws` serves `https://example.org/dice/...`.
+    """
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    base = parts.path[: -len("/ws")] if parts.path.endswith("/ws") else parts.path.rstrip("/")
+    return urlunsplit((scheme, parts.netloc, base + path, "", ""))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ConnectError):
+        return str(exc)
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+class Client:
+    """An asyncio dicehall client that reconnects and resumes by itself.
+
+    ```python
+    async with Client(["ws://a:8000/ws", "ws://b:8000/ws"], name="Ada") as client:
+        room = await client.create("qwixx", seats=2)
+        await client.join(room.room)
+        async for message in client.messages():
+            ...
+    ```
+
+    `urls`: the first reachable one is used; reconnects go on to the next. `encoding`:
+    MessagePack (default) or JSON. `tokens` (room -> seat token) takes seats back that an
+    earlier process held. `backoff` is the first reconnect delay and its cap (seconds);
+    reconnecting gives up after `reconnect_timeout` seconds. `request_timeout` bounds the
+    wait for each reply (None: wait as long as the connection lives).
+    """
+
+    def __init__(
+        self,
+        urls: str | Sequence[str],
+        *,
+        name: str | None = None,
+        encoding: Encoding | str = Encoding.MSGPACK,
+        program: str = PROGRAM,
+        tokens: Mapping[str, str] | None = None,
+        reconnect: bool = True,
+        backoff: tuple[float, float] = (0.1, 5.0),
+        reconnect_timeout: float = 60.0,
+        open_timeout: float = 10.0,
+        request_timeout: float | None = 30.0,
+        limits: ReaderLimits | None = None,
+    ) -> None:
+        self.urls = [urls] if isinstance(urls, str) else list(urls)
+        if not self.urls:
+            raise ValueError("give at least one server URL")
+        self.name = name
+        self.encoding = Encoding(encoding)
+        self.program = program
+        self.reconnect = reconnect
+        self.backoff = backoff
+        self.reconnect_timeout = reconnect_timeout
+        self.open_timeout = open_timeout
+        self.request_timeout = request_timeout
+        self.limits = limits or ReaderLimits()
+        self.hello: R.HelloResult | None = None
+        """The reply to the latest `hello`."""
+        self.goodbye: Goodbye | None = None
+        """The latest `goodbye` the server sent."""
+        self.reconnects = 0
+        self.resumes: list[Resumed] = []
+        """Every catch-up after a reconnect, in order."""
+        self.rate_limited = 0
+        """Requests the server refused with `rate-limited` (and that were sent again)."""
+        self.rtt: float | None = None
+        """Round trip of the latest heartbeat `ping`, seconds."""
+        self.clock_offset_ms: float | None = None
+        """Server clock minus client clock, from the latest `ping` (for countdowns)."""
+        self._url_index = 0
+        self._tokens: dict[str, str] = dict(tokens or {})
+        self._seats: dict[str, int] = {}
+        self._watching: set[str] = set()
+        self._last_seqs: dict[str, int] = {}
+        self._turns: dict[str, TurnWindow | None] = {}
+        self._infos: dict[str, RoomInfo] = {}
+        self._queue: asyncio.Queue[Delivery | _End] = asyncio.Queue()
+        self._link: _Link | None = None
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._finished = False
+        self._error: BaseException | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def connect(self) -> Client:
+        """Connect to the first URL that answers and say `hello`; raises `ConnectError`."""
+        if self._task is not None or self._finished:
+            raise ClientError("connect() may be called once")
+        errors: list[str] = []
+        for i, url in enumerate(self.urls):
+            try:
+                link = await self._open(url)
+                await self._attach(link)
+            except (ClientError, E.ProtocolError) as exc:
+                errors.append(f"{url}: {_describe(exc)}")
+                continue
+            self._url_index = i
+            self._task = asyncio.get_running_loop().create_task(
+                self._supervise(link), name="dicehall-client"
+            )
+            return self
+        error = ConnectError("could not connect: " + "; ".join(errors))
+        self._finish(error)
+        raise error
+
+    async def close(self) -> None:
+        """Close the socket (1000) and stop reconnecting; `messages()` then ends."""
+        self._closing = True
+        link = self._link
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if link is not None:
+            await self._drop(link)
+        self._finish(None)
+
+    async def __aenter__(self) -> Client:
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def connected(self) -> bool:
+        """True while a socket is open and its handshake (and resumes) are done."""
+        return self._ready.is_set() and self._link is not None and not self._finished
+
+    @property
+    def url(self) -> str | None:
+        """The URL of the current connection."""
+        return self._link.url if self._link is not None else None
+
+    @property
+    def welcome(self) -> Welcome | None:
+        return self._link.welcome if self._link is not None else None
+
+    @property
+    def server_limits(self) -> Limits | None:
+        return self._link.welcome.limits if self._link is not None else None
+
+    # --- what the client knows about its rooms -----------------------------------------------
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        """Seat tokens by room: keep them to take the seats back from another process."""
+        return dict(self._tokens)
+
+    @property
+    def seats(self) -> dict[str, int]:
+        return dict(self._seats)
+
+    def last_seq(self, room: str) -> int | None:
+        """The seq of the last message delivered for `room`."""
+        link = self._link
+        if link is not None:
+            return link.conn.last_seq(room)
+        return self._last_seqs.get(room)
+
+    def turn(self, room: str) -> TurnWindow | None:
+        """The turn window of `room` open as of the latest message received (which may be
+        ahead of what the consumer of `messages()` has read)."""
+        return self._turns.get(room)
+
+    def info(self, room: str) -> RoomInfo | None:
+        """The latest room info received for `room`."""
+        return self._infos.get(room)
+
+    # --- the stream -----------------------------------------------------------------------------
+
+    async def receive(self, timeout: float | None = None) -> Delivery:
+        """The next room message (or `RoomLost`); raises `ClientClosed` (or the error that
+        ended the client) once the stream is over, `TimeoutError` after `timeout`."""
+        item = await asyncio.wait_for(self._queue.get(), timeout)
+        if isinstance(item, _End):
+            self._queue.put_nowait(item)
+            if item.error is not None:
+                raise item.error
+            raise ClientClosed("the client is closed")
+        return item
+
+    async def messages(self) -> AsyncIterator[Delivery]:
+        """Every room message in order, until `close()` (then it ends) or a fatal error
+        (then it raises it)."""
+        while True:
+            item = await self._queue.get()
+            if isinstance(item, _End):
+                self._queue.put_nowait(item)
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def request(
+        self, message: C.Request, *, timeout: float | EllipsisType | None = ...
+    ) -> R.Result:
+        """Send `message` (its `id` is replaced) and return the typed result of its reply.
+
+        Raises the catalogue's `ProtocolError` subclass for an error reply, `ConnectionLost`
+        if the socket dropped first, `RequestTimeout`, or `ClientClosed`. While the client
+        reconnects, a new request waits for the connection to be back.
+        """
+        wait = self.request_timeout if isinstance(timeout, EllipsisType) else timeout
+        for attempt in range(_RATE_LIMIT_RETRIES + 1):
+            link = await self._usable_link()
+            try:
+                return await self._call(link, message, wait)
+            except E.RateLimitedError:
+                link.pacer.refused()
+                self.rate_limited += 1
+                if attempt == _RATE_LIMIT_RETRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _typed(self, message: C.Request, kind: type[ResultT]) -> ResultT:
+        result = await self.request(message)
+        if not isinstance(result, kind):
+            raise E.InvalidMessageError(f"expected {kind.__name__}, got {type(result).__name__}")
+        return result
+
+    async def games(self) -> list[GameInfo]:
+        return (await self._typed(C.Games(id=0), R.GamesResult)).games
+
+    async def rooms(self, game: str | None = None) -> list[RoomInfo]:
+        return (await self._typed(C.Rooms(id=0, game=game), R.RoomsResult)).rooms
+
+    async def create(
+        self,
+        game: str,
+        seats: int,
+        *,
+        options: Mapping[str, bool | int | str] | None = None,
+        preset: str | None = None,
+        turn_window: int | None = None,
+        public: bool = True,
+        name: str | None = None,
+        autostart: bool = False,
+    ) -> RoomInfo:
+        """Create a room; this client is its host (it still has to `join` to sit)."""
+        req = C.Create(
+            id=0,
+            game=game,
+            seats=seats,
+            options=dict(options or {}),
+            preset=preset,
+            turn_window=turn_window,
+            public=public,
+            name=name,
+            autostart=autostart,
+        )
+        return (await self._typed(req, R.CreateResult)).room
+
+    async def join(
+        self, room: str, seat: int | None = None, name: str | None = None
+    ) -> R.JoinResult:
+        """Take a seat; its token is kept for reconnects, and a `Snapshot` follows."""
+        result = await self._typed(C.Join(id=0, room=room, seat=seat, name=name), R.JoinResult)
+        self._tokens[result.room] = result.token
+        self._seats[result.room] = result.seat
+        return result
+
+    async def spectate(self, room: str) -> None:
+        await self._typed(C.Spectate(id=0, room=room), R.Empty)
+        self._watching.add(room)
+
+    async def leave(self, room: str) -> None:
+        await self._typed(C.Leave(id=0, room=room), R.Empty)
+        self._forget(room)
+
+    async def start(self, room: str) -> str:
+        """Start the game (host or seated player); returns the dice seed's commitment."""
+        return (await self._typed(C.Start(id=0, room=room), R.StartResult)).commitment
+
+    async def add_bots(
+        self, room: str, kind: str | None = None, count: int | None = None
+    ) -> list[int]:
+        req = C.AddBots(id=0, room=room, kind=kind, count=count)
+        return (await self._typed(req, R.AddBotsResult)).seats
+
+    async def legal(self, room: str) -> R.LegalResult:
+        return await self._typed(C.Legal(id=0, room=room), R.LegalResult)
+
+    async def act(
+        self, room: str, action: Mapping[str, Any] | Action, window: int | None = None
+    ) -> None:
+        """Send a game action for this client's seat; pass the `window` it answers."""
+        typed = action if isinstance(action, Action) else msgspec.convert(action, Action)
+        await self._typed(C.Act(id=0, room=room, action=typed, window=window), R.Empty)
+
+    async def chat(self, room: str, text: str) -> int:
+        """Say `text` in `room`; returns the seq of the resulting chat message."""
+        return (await self._typed(C.SendChat(id=0, room=room, text=text), R.ChatResult)).seq
+
+    async def ping(self) -> R.PingResult:
+        return await self._typed(C.Ping(id=0, time=int(time.time() * 1000)), R.PingResult)
+
+    # --- one connection ---------------------------------------------------------------------
+
+    async def _open(self, url: str) -> _Link:
+        """Open a socket to `url` and read its `welcome`; raises `ConnectError`."""
+        wanted = subprotocol(self.encoding)
+        try:
+            ws = await ws_connect(
+                url,
+                subprotocols=[Subprotocol(wanted)],
+                compression=None,
+                open_timeout=self.open_timeout,
+                close_timeout=self.open_timeout,
+                max_size=self.limits.max_frame,
+                user_agent_header=self.program,
+            )
+        except (OSError, WebSocketException, TimeoutError) as exc:
+            raise ConnectError(_describe(exc)) from exc
+        try:
+            if ws.subprotocol != wanted:
+                with contextlib.suppress(ConnectionClosed, TimeoutError):
+                    await asyncio.wait_for(ws.recv(), self.open_timeout)
+                raise ConnectError(
+                    f"the server did not accept {wanted}: closed {ws.close_code} "
+                    f"{ws.close_reason or ''}".rstrip()
+                )
+            frame = await asyncio.wait_for(ws.recv(), self.open_timeout)
+            conn = ClientConnection(
+                self.encoding, self.limits, first_id=1, last_seqs=self._last_seqs
+            )
+            conn.receive(frame)
+            if conn.welcome is None:
+                raise ConnectError("the server's first message was not a welcome")
+        except ConnectionClosed:
+            await ws.close()
+            raise ConnectError(
+                f"closed during the handshake: {ws.close_code} {ws.close_reason or ''}".rstrip()
+            ) from None
+        except TimeoutError:
+            await ws.close()
+            raise ConnectError(f"no welcome within {self.open_timeout} s") from None
+        except E.ProtocolError as exc:
+            await ws.close(_PROTOCOL_ERROR_CLOSE)
+            raise ConnectError(f"bad welcome: {exc}") from None
+        except BaseException:
+            await ws.close()
+            raise
+        limits = conn.welcome.limits
+        return _Link(url, ws, conn, conn.welcome, Pacer(limits.rate, limits.burst))
+
+    async def _attach(self, link: _Link) -> None:
+        """Start reading, say `hello` with the seat tokens held, resume every room; only
+        then do callers' requests go out on this link."""
+        loop = asyncio.get_running_loop()
+        link.reader = loop.create_task(self._read(link), name=f"dicehall-read {link.url}")
+        try:
+            rooms = list(self._tokens)
+            for room in rooms[:-MAX_TOKENS]:
+                self._lose(room, "more seat tokens than one hello may carry")
+            rooms = rooms[-MAX_TOKENS:]
+            hello = C.Hello(
+                id=0,
+                client=self.program,
+                name=self.name,
+                tokens=[self._tokens[r] for r in rooms],
+            )
+            result = await self._call(link, hello, self.open_timeout)
+            assert isinstance(result, R.HelloResult)
+            self.hello = result
+            for index in result.rejected:
+                self._lose(rooms[index], "the server refused the seat token")
+            for held in result.seats:
+                self._seats[held.room] = held.seat
+                await self._resume(link, held.room)
+            for room in sorted(self._watching):
+                try:
+                    await self._call(link, C.Spectate(id=0, room=room), self.open_timeout)
+                except E.ProtocolError as exc:
+                    self._lose(room, str(exc))
+        except BaseException:
+            await self._drop(link)
+            raise
+        heartbeat = loop.create_task(self._heartbeat(link), name="dicehall-heartbeat")
+        link.tasks.append(heartbeat)
+        self._link = link
+        self._ready.set()
+
+    async def _resume(self, link: _Link, room: str) -> None:
+        last = link.conn.last_seq(room) or 0
+        try:
+            resume = C.Resume(id=0, room=room, last_seq=last)
+            result = await self._call(link, resume, self.open_timeout)
+        except E.ProtocolError as exc:
+            self._lose(room, str(exc))
+            return
+        assert isinstance(result, R.ResumeResult)
+        self.resumes.append(Resumed(room, last, result.mode, result.seq))
+        log.info("resumed %s after seq %d: %s up to %d", room, last, result.mode, result.seq)
+
+    async def _drop(self, link: _Link) -> None:
+        """Tear a link down: socket closed, its tasks stopped, in-flight requests failed."""
+        link.closed = True
+        if self._link is link:
+            self._ready.clear()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(link.ws.close(), self.open_timeout)
+        current = asyncio.current_task()
+        for task in [*link.tasks, link.reader]:
+            if task is not None and task is not current and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._fail_waiters(link)
+
+    def _fail_waiters(self, link: _Link) -> None:
+        for rid, fut in list(link.waiters.items()):
+            if not fut.done():
+                fut.set_exception(
+                    ConnectionLost(f"the connection to {link.url} dropped before reply {rid}")
+                )
+        link.waiters.clear()
+
+    async def _call(self, link: _Link, message: C.Request, timeout: float | None) -> R.Result:
+        async with link.send_lock:  # ids must reach the socket in the order they are given
+            await link.pacer.take()
+            if link.closed:
+                raise ConnectionLost(f"the connection to {link.url} dropped")
+            numbered, frame = link.conn.request(message)
+            fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+            link.waiters[numbered.id] = fut
+            try:
+                await link.ws.send(frame)
+            except ConnectionClosed:
+                link.waiters.pop(numbered.id, None)
+                raise ConnectionLost(f"the connection to {link.url} dropped") from None
+        try:
+            response = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            link.waiters.pop(numbered.id, None)
+            raise RequestTimeout(
+                f"no reply to {type(message).__name__} {numbered.id} within {timeout} s"
+            ) from None
+        if response.error is not None:
+            raise response.error
+        assert response.result is not None
+        return response.result
+
+    async def _read(self, link: _Link) -> None:
+        """Route every frame: replies to their waiters, room messages to the stream."""
+        try:
+            async for frame in link.ws:
+                try:
+                    incoming = link.conn.receive(frame)
+                except E.ProtocolError as exc:
+                    link.fatal = exc
+                    break
+                for item in incoming:
+                    self._dispatch(link, item)
+                if link.fatal is not None:
+                    break
+        except ConnectionClosed:
+            pass
+        if link.fatal is not None:
+            log.error("closing %s: %s", link.url, link.fatal)
+            with contextlib.suppress(Exception):
+                await link.ws.close(_PROTOCOL_ERROR_CLOSE, "protocol error")
+        link.closed = True
+        if self._link is link:
+            self._ready.clear()  # new requests wait for the reconnect
+        self._fail_waiters(link)
+
+    def _dispatch(self, link: _Link, item: object) -> None:
+        if isinstance(item, Response):
+            fut = link.waiters.pop(item.request.id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(item)
+        elif isinstance(item, RoomMessage):
+            self._track(item)
+            self._queue.put_nowait(item)
+        elif isinstance(item, Gap):
+            log.warning("room %s: missed messages after %d; resuming", item.room, item.last_seq)
+            task = asyncio.get_running_loop().create_task(self._resume(link, item.room))
+            link.tasks.append(task)
+        elif isinstance(item, Goodbye):
+            link.goodbye = self.goodbye = item
+        elif isinstance(item, ErrorMessage):
+            link.fatal = E.from_body(item.error)
+
+    def _track(self, message: RoomMessage) -> None:
+        room = message.room
+        if isinstance(message, Window):
+            self._turns[room] = TurnWindow(
+                window=message.window, deadline=message.deadline, actors=message.actors
+            )
+        elif isinstance(message, WindowClosed):
+            turn = self._turns.get(room)
+            if turn is not None and turn.window == message.window:
+                self._turns[room] = None
+        elif isinstance(message, Snapshot):
+            self._turns[room] = message.turn
+            self._infos[room] = message.info
+        elif isinstance(message, GameOver):
+            self._turns[room] = None
+        elif isinstance(message, RoomUpdate):
+            self._infos[room] = message.info
+
+    async def _heartbeat(self, link: _Link) -> None:
+        """A protocol `ping` every `heartbeat_ms`: keeps an idle client from the idle close
+        and measures the round trip and the clock offset."""
+        interval = link.welcome.limits.heartbeat_ms / 1000
+        while not link.closed:
+            await asyncio.sleep(interval)
+            sent = time.time()
+            try:
+                result = await self._call(
+                    link, C.Ping(id=0, time=int(sent * 1000)), max(interval, 1.0)
+                )
+            except (ClientError, E.ProtocolError) as exc:
+                log.debug("heartbeat on %s: %s", link.url, exc)
+                continue
+            assert isinstance(result, R.PingResult)
+            received = time.time()
+            self.rtt = received - sent
+            self.clock_offset_ms = result.time - (sent + received) * 500
+
+    # --- staying connected ----------------------------------------------------------------
+
+    async def _supervise(self, link: _Link) -> None:
+        error: BaseException | None = None
+        try:
+            while True:
+                assert link.reader is not None
+                await link.reader
+                self._ready.clear()
+                self._link = None
+                self._last_seqs = link.conn.last_seqs
+                await self._drop(link)
+                decision = self._after_drop(link)
+                if isinstance(decision, BaseException) or decision is None:
+                    error = decision
+                    return
+                link = await self._reconnect(decision)
+        except ConnectError as exc:
+            error = exc
+        finally:
+            self._finish(error)
+
+    def _after_drop(self, link: _Link) -> float | BaseException | None:
+        """The delay before reconnecting, or why not to (None: closed by us)."""
+        if self._closing:
+            return None
+        if link.fatal is not None:
+            return link.fatal
+        goodbye = link.goodbye
+        code = goodbye.code if goodbye is not None else link.ws.close_code
+        reason = goodbye.reason if goodbye is not None else (link.ws.close_reason or "")
+        log.warning("connection to %s closed: %s %s", link.url, code, reason)
+        fatal = code in FATAL_CLOSE_CODES and (goodbye is not None or code != CloseCode.NORMAL)
+        if fatal or not self.reconnect:
+            return ClientClosed(f"the server closed the connection: {code} {reason}", code, reason)
+        if goodbye is not None and goodbye.retry_ms is not None:
+            return min(goodbye.retry_ms / 1000, self.reconnect_timeout)
+        return self.backoff[0]
+
+    async def _reconnect(self, delay: float) -> _Link:
+        """Try the next URLs with growing delays until one takes us back, or give up."""
+        deadline = time.monotonic() + self.reconnect_timeout
+        errors: list[str] = []
+        attempt = 0
+        while True:
+            await asyncio.sleep(delay)
+            self._url_index = (self._url_index + 1) % len(self.urls)
+            url = self.urls[self._url_index]
+            try:
+                link = await self._open(url)
+                await self._attach(link)
+            except (ClientError, E.ProtocolError) as exc:
+                errors.append(f"{url}: {_describe(exc)}")
+                log.warning("reconnect to %s failed: %s", url, _describe(exc))
+            else:
+                self.reconnects += 1
+                log.info("reconnected to %s", url)
+                return link
+            attempt += 1
+            first, cap = self.backoff
+            delay = min(cap, first * 2**attempt) * random.uniform(1.0, 1.5)
+            if time.monotonic() + delay > deadline:
+                raise ConnectError(
+                    f"gave up reconnecting after {self.reconnect_timeout} s: "
+                    + "; ".join(errors[-3:])
+                )
+
+    async def _usable_link(self) -> _Link:
+        while True:
+            if self._finished:
+                raise self._error or ClientClosed("the client is closed")
+            if self._task is None:
+                raise ClientError("not connected: call connect() first")
+            link = self._link
+            if link is not None and self._ready.is_set() and not link.closed:
+                return link
+            self._ready.clear()  # no usable link: wait for the supervisor to attach one
+            await self._ready.wait()
+
+    def _lose(self, room: str, reason: str) -> None:
+        self._forget(room)
+        self._queue.put_nowait(RoomLost(room, reason))
+        log.warning("lost room %s: %s", room, reason)
+
+    def _forget(self, room: str) -> None:
+        self._tokens.pop(room, None)
+        self._seats.pop(room, None)
+        self._watching.discard(room)
+        self._last_seqs.pop(room, None)
+        self._turns.pop(room, None)
+        self._infos.pop(room, None)
+        if self._link is not None:
+            self._link.conn.forget(room)
+
+    def _finish(self, error: BaseException | None) -> None:
+        """The end: the stream ends (or raises `error`), waiting requests fail."""
+        if not self._finished:
+            self._finished = True
+            self._error = error
+            self._queue.put_nowait(_End(error))
+        self._link = None
+        self._ready.set()

@@ -1,0 +1,107 @@
+"""`dicehall bot` as a user runs it: a real process against a real server process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+from clients.client import Client
+from rules.records import replay
+from tests.support.servers import ROOT, ServerProcess, free_port
+
+KEYS = {"room", "game", "scores", "winners", "seed_verified", "seconds"}
+
+
+def bot(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "bot", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 150) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err
+
+
+def check_line(server: ServerProcess, line: dict[str, Any], game: str, seats: int) -> None:
+    """A well-formed report whose scores an independent replay of the record confirms."""
+    assert set(line) == KEYS
+    assert line["game"] == game and line["seed_verified"] is True
+    assert len(line["scores"]) == seats
+    assert all(isinstance(v, int) for v in line["scores"].values())
+    assert line["winners"] and set(line["winners"]) <= set(line["scores"])
+    best = max(line["scores"].values())
+    assert all(line["scores"][w] == best for w in line["winners"])
+    assert line["seconds"] > 0
+    status, body = server.get(f"/api/rooms/{line['room']}/record")
+    assert status == 200
+    result = replay(json.loads(body)).to_json()
+    assert result["over"] and result["seed_verified"] is True
+    assert result["scores"] == line["scores"]
+
+
+def test_bots_play_every_game_to_the_end(server: ServerProcess) -> None:
+    """All four games at once (one process each); Qwixx plays two games, Qwinto on JSON."""
+    extra = {"qwinto": ["--encoding", "json"], "qwixx": ["--games", "2"]}
+    procs = {
+        game: bot(
+            *("--url", server.ws, "--game", game, "--seats", "2", "--turn-window", "5"),
+            *extra.get(game, []),
+        )
+        for game in ("qwinto", "qwixx", "qwirkle", "yamb")
+    }
+    for game, proc in procs.items():
+        code, out, err = finish(proc)
+        assert code == 0, f"{game}: {err}"
+        lines = [json.loads(text) for text in out.splitlines()]
+        assert len(lines) == (2 if game == "qwixx" else 1), out
+        assert len({line["room"] for line in lines}) == len(lines)
+        for line in lines:
+            check_line(server, line, game, 2)
+
+
+async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProcess) -> None:
+    """A room with a house bot in seat 0: `--room` seats one network bot in seat 1, starts
+    the game (a seated player may) and plays it out against the house bot."""
+    async with Client(server.ws, name="host") as host:
+        info = await host.create("qwinto", 2, turn_window=5, public=False)
+        assert await host.add_bots(info.room, count=1) == [0]
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "clients.cli", "bot", "--url", server.ws),
+            *("--game", "qwinto", "--room", info.room),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    [line] = [json.loads(text) for text in out.decode().splitlines()]
+    assert line["room"] == info.room
+    check_line(server, line, "qwinto", 2)
+    assert "random-bot-0" in line["scores"]
+
+
+def test_unreachable_server_exits_nonzero() -> None:
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    code, out, err = finish(bot("--url", url, "--game", "qwixx"), timeout=60)
+    assert code == 1 and out == ""
+    assert "could not connect" in err and url in err
+
+
+def test_protocol_error_exits_nonzero(server: ServerProcess) -> None:
+    code, out, err = finish(bot("--url", server.ws, "--game", "qwixx", "--room", "nope"), 60)
+    assert code == 1 and out == ""
+    assert "no-such-room (2003)" in err
+    code, out, err = finish(bot("--url", server.ws, "--game", "chess"), 60)
+    assert code == 1 and "no-such-game (2001)" in err

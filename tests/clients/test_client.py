@@ -1,0 +1,239 @@
+"""The client library against real `dicehall serve` processes over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from clients.client import (
+    Client,
+    ConnectError,
+    ConnectionLost,
+    Delivery,
+    RoomLost,
+    http_url,
+)
+from protocol import errors as E
+from protocol.messages.server import Chat, GameOver, RoomMessage, Snapshot, Window
+from tests.support.servers import ServerProcess, free_port, running_server
+
+
+async def until(client: Client, match: Callable[[Delivery], bool]) -> list[Delivery]:
+    """Everything the stream delivers up to and including the first match."""
+    seen: list[Delivery] = []
+    while True:
+        item = await client.receive(timeout=15)
+        seen.append(item)
+        if match(item):
+            return seen
+
+
+def consecutive(messages: list[RoomMessage]) -> bool:
+    seqs = [m.seq for m in messages]
+    return seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+
+
+@pytest.mark.parametrize("encoding", ["msgpack", "json"])
+async def test_handshake_requests_and_typed_room_messages(
+    server: ServerProcess, encoding: str
+) -> None:
+    async with Client(server.ws, name="Ada", encoding=encoding) as client:
+        assert client.welcome is not None
+        assert client.welcome.protocol == f"dicehall.v1.{encoding}"
+        assert client.hello is not None and client.hello.name == "Ada"
+        assert client.url == server.ws and client.connected
+        games = {g.name: g for g in await client.games()}
+        assert {"qwinto", "qwixx", "qwirkle", "yamb"} <= set(games)
+        assert "random" in games["yamb"].bots
+
+        info = await client.create("qwixx", 2, turn_window=5, public=False, name="Ada's")
+        assert info.status == "open" and info.name == "Ada's" and len(info.seats) == 2
+        joined = await client.join(info.room, seat=1)
+        assert (joined.room, joined.seat) == (info.room, 1) and joined.token
+        assert client.tokens == {info.room: joined.token}
+
+        snapshot = await client.receive(timeout=10)
+        assert isinstance(snapshot, Snapshot)
+        assert (snapshot.room, snapshot.seat) == (info.room, 1)
+        assert snapshot.info.seats[1].name == "Ada" and snapshot.turn is None
+        assert client.info(info.room) == snapshot.info
+
+        seq = await client.chat(info.room, "hello table")
+        chat = await client.receive(timeout=10)
+        assert isinstance(chat, Chat)
+        assert (chat.seq, chat.sender, chat.text, chat.seat) == (seq, "Ada", "hello table", 1)
+        assert seq == snapshot.seq + 1 == client.last_seq(info.room)
+
+        pong = await client.ping()
+        assert pong.echo is not None and pong.time > 0
+
+
+async def test_error_replies_raise_the_catalogue_exception(server: ServerProcess) -> None:
+    async with Client(server.ws) as client:
+        with pytest.raises(E.NoSuchRoomError) as missing:
+            await client.join("no-such-room")
+        assert missing.value.code == 2003 and isinstance(missing.value, E.LobbyError)
+        with pytest.raises(E.NoSuchGameError):
+            await client.create("chess", 2)
+        with pytest.raises(E.BadOptionsError):
+            await client.create("qwirkle", 6)
+        info = await client.create("qwinto", 2, public=False)
+        await client.join(info.room)
+        with pytest.raises(E.NotStartedError):
+            await client.legal(info.room)
+        with pytest.raises(E.ForbiddenError):
+            await client.start(info.room)  # seat 1 is still open
+        with pytest.raises(E.AlreadyInRoomError):
+            await client.join(info.room)
+        assert (await client.ping()).time > 0  # errors never hurt the connection
+
+
+async def answer(client: Client, room: str, window: int, rng: random.Random) -> None:
+    """Act in `window` while this seat may (a drop in between: ask `legal` again)."""
+    while (turn := client.turn(room)) is not None and turn.window == window:
+        try:
+            legal = await client.legal(room)
+        except ConnectionLost:
+            continue
+        except E.GameOverError:
+            return
+        if legal.window != window or not legal.actions:
+            return
+        try:
+            await client.act(room, rng.choice(legal.actions), window)
+        except ConnectionLost:
+            continue
+        except (E.WindowClosedError, E.NotYourTurnError):
+            return
+
+
+async def play(
+    client: Client,
+    room: str,
+    seat: int,
+    seen: list[RoomMessage],
+    on_first_window: Callable[[], Awaitable[None]] | None = None,
+) -> GameOver:
+    rng = random.Random(seat)
+    async for message in client.messages():
+        assert not isinstance(message, RoomLost), message
+        assert message.room == room
+        seen.append(message)
+        if isinstance(message, GameOver):
+            return message
+        if isinstance(message, Window):
+            if on_first_window is not None:
+                hook, on_first_window = on_first_window, None
+                await hook()
+            if any(a.seat == seat for a in message.actors):
+                await answer(client, room, message.window, rng)
+    raise AssertionError("the stream ended before the game did")
+
+
+@pytest.mark.parametrize("how", ["abort", "close"])
+async def test_dropped_connection_reconnects_and_resumes_without_gap_or_duplicate(
+    server: ServerProcess, how: str
+) -> None:
+    """Ada's socket dies at her first turn window; while she is away (the first reconnect
+    waits 0.5 s) Bo chats. She must get those messages exactly once, through `resume`."""
+    ada = Client(server.ws, name="Ada", backoff=(0.5, 1.0))
+    bo = Client(server.ws, name="Bo")
+    await ada.connect()
+    await bo.connect()
+    info = await ada.create("qwixx", 2, turn_window=5, public=False)
+    room = info.room
+    await ada.join(room, 0)
+    await bo.join(room, 1)
+    chats: list[int] = []
+
+    async def drop() -> None:
+        link = ada._link
+        assert link is not None
+        if how == "abort":
+            link.ws.transport.abort()
+        else:
+            await link.ws.close()
+        chats.extend([await bo.chat(room, f"Ada is away {i}") for i in range(3)])
+
+    ada_seen: list[RoomMessage] = []
+    bo_seen: list[RoomMessage] = []
+    await ada.start(room)
+    ada_over, bo_over = await asyncio.wait_for(
+        asyncio.gather(play(ada, room, 0, ada_seen, drop), play(bo, room, 1, bo_seen)), 60
+    )
+
+    assert ada_over.scores == bo_over.scores and ada_over.seed == bo_over.seed
+    assert ada.reconnects == 1 and bo.reconnects == 0
+    [resumed] = ada.resumes
+    assert resumed.room == room and resumed.mode == "events"
+    assert resumed.seq - resumed.last_seq >= 3  # at least Bo's chats were caught up
+    assert isinstance(ada_seen[0], Snapshot) and isinstance(bo_seen[0], Snapshot)
+    assert consecutive(ada_seen) and consecutive(bo_seen)
+    got = {m.seq: m.text for m in ada_seen if isinstance(m, Chat)}
+    assert got == {seq: f"Ada is away {i}" for i, seq in enumerate(chats)}
+    assert ada_seen[-1].seq == bo_seen[-1].seq
+    await ada.close()
+    await bo.close()
+
+
+async def test_request_in_flight_at_a_drop_fails_and_is_not_resent(server: ServerProcess) -> None:
+    async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
+        info = await client.create("qwixx", 2, public=False)
+        await client.join(info.room)
+        await until(client, lambda m: isinstance(m, Snapshot))
+        link = client._link
+        assert link is not None
+        in_flight = asyncio.create_task(client.chat(info.room, "maybe"))
+        link.ws.transport.abort()
+        with pytest.raises(ConnectionLost):
+            await in_flight
+        seq = await client.chat(info.room, "surely")  # waits for the reconnect
+        assert client.reconnects == 1
+        seen = await until(client, lambda m: isinstance(m, Chat) and m.seq == seq)
+        assert [m.text for m in seen if isinstance(m, Chat)] == ["surely"]
+
+
+async def test_first_url_refused_the_next_one_is_used(server: ServerProcess) -> None:
+    dead = f"ws://127.0.0.1:{free_port()}/ws"
+    async with Client([dead, server.ws]) as client:
+        assert client.url == server.ws
+        assert (await client.ping()).time > 0
+
+
+async def test_no_reachable_url_is_a_connect_error(server: ServerProcess) -> None:
+    dead = f"ws://127.0.0.1:{free_port()}/ws"
+    with pytest.raises(ConnectError, match=r"refused|Connect call failed"):
+        await Client(dead).connect()
+    with pytest.raises(ConnectError, match="403"):
+        await Client(server.ws.replace("/ws", "/nowhere")).connect()
+
+
+async def test_server_going_away_sends_the_client_to_the_next_url(
+    server: ServerProcess,
+) -> None:
+    """SIGTERM: the server says goodbye (1001, retry_ms); the client reconnects to the next
+    URL. The room lived in the stopped process, so its seat cannot be taken back there."""
+    with running_server() as first:
+        client = Client([first.ws, server.ws], backoff=(0.05, 1.0))
+        await client.connect()
+        assert client.url == first.ws
+        info = await client.create("qwinto", 2, public=False)
+        await client.join(info.room)
+        await until(client, lambda m: isinstance(m, Snapshot))
+        await asyncio.to_thread(first.terminate)
+        lost = await client.receive(timeout=30)
+        assert lost == RoomLost(info.room, "the server refused the seat token")
+        assert client.goodbye is not None and client.goodbye.code == 1001
+        assert client.goodbye.retry_ms is not None
+        assert client.url == server.ws and client.reconnects == 1
+        assert client.tokens == {}
+        assert (await client.ping()).time > 0
+        await client.close()
+
+
+def test_http_url_follows_the_websocket_url() -> None:
+    assert http_url("ws://h:8000/ws", "/api/x") == "http://h:8000/api/x"
+    assert http_url("wss://example.org/dice/ws", "/api/x") == "https://example.org/dice/api/x"

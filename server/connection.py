@@ -65,6 +65,9 @@ class Connection:
     def room(self, out: Outgoing, seat: int | None) -> None:
         self._push(out.frame(seat, self.protocol.encoding), out.produced)
 
+    def replaced(self, room: str) -> None:
+        self.close(CloseCode.REPLACED, f"another connection took your seat in room {room}")
+
     def _push(self, frame: Frame, produced: float = 0.0) -> None:
         if self._closing is not None:
             return

@@ -67,6 +67,9 @@ class HouseBot:
     def room(self, out: Outgoing, seat: int | None) -> None:
         self._inbox.put_nowait(out.for_seat(seat))
 
+    def replaced(self, room: str) -> None:
+        """House bot seats have no token: nobody can take them over."""
+
     # --- playing ------------------------------------------------------------------------------
 
     async def _request(self, request: C.Request) -> Any:

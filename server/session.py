@@ -61,6 +61,9 @@ class Sink(Protocol):
 
     def room(self, out: Outgoing, seat: int | None) -> None: ...
 
+    def replaced(self, room: str) -> None:
+        """Another connection took this session's seat in `room` with its token."""
+
 
 @dataclass
 class Settings:
@@ -80,6 +83,8 @@ class Services:
     signer: TokenSigner
     settings: Settings = field(default_factory=Settings)
     errors: Counter | None = None
+    holders: dict[tuple[str, int], Session] = field(default_factory=dict)
+    """Which local session holds each seat: a token taking a seat replaces its holder."""
 
 
 class Session:
@@ -253,7 +258,7 @@ class Session:
         except BaseException:
             self._unhold(room)
             raise
-        self.seats[room] = seat
+        self._take(room, seat)
         token = self.services.signer.issue(room, seat, nonce)
         sync = await self.services.backend.call(room, SyncCmd(seat=seat))
         return R.JoinResult(room=room, seat=seat, token=token), lambda: self._release(room, sync)
@@ -298,16 +303,34 @@ class Session:
         if room in self.claimed:
             del self.claimed[room]
             assert seat is not None
-            self.seats[room] = seat
-            await self.services.backend.call(room, PresenceCmd(seat=seat, delta=1))
+            if not self._take(room, seat):  # a replaced holder hands its presence over
+                await self.services.backend.call(room, PresenceCmd(seat=seat, delta=1))
         result = R.ResumeResult(
             mode="events" if sync.messages is not None else "snapshot", seq=sync.seq
         )
         return result, lambda: self._release(room, sync)
 
+    def _take(self, room: str, seat: int) -> bool:
+        """Hold `seat`; True when it was taken from another local connection (closed 4006)."""
+        self.seats[room] = seat
+        previous = self.services.holders.get((room, seat))
+        self.services.holders[(room, seat)] = self
+        if previous is None or previous is self:
+            return False
+        previous.seats.pop(room, None)
+        previous._unhold(room)
+        previous.sink.replaced(room)
+        return True
+
+    def _let_go(self, room: str) -> int:
+        seat = self.seats.pop(room)
+        if self.services.holders.get((room, seat)) is self:
+            del self.services.holders[(room, seat)]
+        return seat
+
     async def _leave(self, room: str) -> None:
         if room in self.seats:
-            seat = self.seats.pop(room)
+            seat = self._let_go(room)
             self._unhold(room)
             await self.services.backend.call(room, LeaveCmd(seat=seat))
         elif room in self.watching:
@@ -324,7 +347,8 @@ class Session:
         self.closed = True
         for room in list(self._members):
             self._unhold(room)
-        for room, seat in list(self.seats.items()):
+        for room in list(self.seats):
+            seat = self._let_go(room)
             with contextlib.suppress(E.ProtocolError):
                 await self.services.backend.call(room, PresenceCmd(seat=seat, delta=-1))
         for room in list(self.watching):

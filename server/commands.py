@@ -10,6 +10,16 @@ from typing import Any
 
 import msgspec
 
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    RoomUpdate,
+    Snapshot,
+    Window,
+    WindowClosed,
+)
+
 from .room import Outgoing, RoomCore
 
 
@@ -86,12 +96,48 @@ class ExpireCmd(Command, tag="expire"):
     pass
 
 
+RoomMessageType = Snapshot | RoomUpdate | Event | Window | WindowClosed | GameOver | Chat
+"""Every numbered room message, decodable by its `type` tag."""
+
+
 class Sync(msgspec.Struct, kw_only=True):
     """The answer to SyncCmd: `messages` when the log still holds them, else `snapshot`."""
 
     seq: int
-    messages: list[Any] | None = None
-    snapshot: Any = None
+    messages: list[RoomMessageType] | None = None
+    snapshot: Snapshot | None = None
+
+
+CommandType = (
+    JoinCmd
+    | LeaveCmd
+    | StartCmd
+    | AddBotsCmd
+    | ActCmd
+    | ChatCmd
+    | SyncCmd
+    | WatchCmd
+    | PresenceCmd
+    | TokenCmd
+    | LegalCmd
+    | ExpireCmd
+)
+
+RESULTS: dict[type[Command], Any] = {
+    JoinCmd: int,
+    LeaveCmd: None,
+    StartCmd: str,
+    AddBotsCmd: list[int],
+    ActCmd: None,
+    ChatCmd: int,
+    SyncCmd: Sync,
+    WatchCmd: None,
+    PresenceCmd: None,
+    TokenCmd: bool,
+    LegalCmd: tuple[int | None, list[dict[str, Any]], dict[str, Any]],
+    ExpireCmd: None,
+}
+"""The type of each command's result, so a forwarded result decodes to the same value."""
 
 
 def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoing]]:
@@ -123,7 +169,7 @@ def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoin
             core.spectate(watch)
             messages = core.since(last_seq, seat) if last_seq is not None else None
             if messages is not None:
-                return Sync(seq=core.seq, messages=messages), []
+                return Sync(seq=core.seq, messages=messages), []  # type: ignore[arg-type]
             return Sync(seq=core.seq, snapshot=core.snapshot(seat)), []
         case WatchCmd(delta=delta):
             core.spectate(delta)

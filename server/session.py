@@ -101,6 +101,9 @@ class Session:
         """Seats given back by `hello` tokens, waiting for their `resume`."""
         self._members: set[str] = set()
         self._held: dict[str, list[Outgoing]] = {}
+        self._seen: dict[str, int] = {}
+        """The last seq sent per room: a message that arrives twice is sent once."""
+        self._subscribed: set[str] = set()
         self.closed = False
 
     # --- the hub's side ------------------------------------------------------------------
@@ -111,8 +114,12 @@ class Session:
             held.extend(outgoing)
             return
         seat = self.seats.get(room)
+        seen = self._seen.get(room, 0)
         for out in outgoing:
-            self.sink.room(out, seat)
+            if out.seq > seen:
+                self.sink.room(out, seat)
+                seen = out.seq
+        self._seen[room] = seen
 
     # --- requests ------------------------------------------------------------------------
 
@@ -248,7 +255,7 @@ class Session:
         room = req.room
         if room in self.seats or room in self.claimed:
             raise E.AlreadyInRoomError("this connection already holds a seat here")
-        self._hold(room)
+        await self._hold(room)
         name = req.name or self.name or "player"
         nonce = self.services.signer.new_nonce()
         try:
@@ -267,7 +274,7 @@ class Session:
         room = req.room
         if room in self.seats or room in self.watching:
             raise E.AlreadyInRoomError("this connection is already in this room")
-        self._hold(room)
+        await self._hold(room)
         try:
             sync = await self.services.backend.call(room, SyncCmd(seat=None, watch=1))
         except BaseException:
@@ -289,7 +296,7 @@ class Session:
             raise E.NotInRoomError("take the seat back with hello's tokens, or spectate, first")
         fresh = room not in self._members
         if fresh:
-            self._hold(room)
+            await self._hold(room)
         else:
             self._held.setdefault(room, [])
         try:
@@ -369,16 +376,23 @@ class Session:
         self.seats.pop(room, None)
         self._unhold(room)
 
-    def _hold(self, room: str) -> None:
+    async def _hold(self, room: str) -> None:
         """Become a member now, holding what arrives until the catch-up is sent."""
         self._held[room] = []
         self._members.add(room)
         self.services.hub.add(room, self)
+        if room not in self._subscribed:
+            self._subscribed.add(room)
+            await self.services.backend.subscribe(room)
 
     def _unhold(self, room: str) -> None:
         self._held.pop(room, None)
+        self._seen.pop(room, None)
         self._members.discard(room)
         self.services.hub.remove(room, self)
+        if room in self._subscribed:
+            self._subscribed.discard(room)
+            self.services.backend.unsubscribe(room)
 
     def _release(self, room: str, sync: Sync) -> None:
         if sync.snapshot is not None:
@@ -386,10 +400,8 @@ class Session:
         for message in sync.messages or ():
             self.sink.message(message)
         held = self._held.pop(room, [])
-        seat = self.seats.get(room)
-        for out in held:
-            if out.seq > sync.seq:
-                self.sink.room(out, seat)
+        self._seen[room] = sync.seq
+        self.deliver(room, held)
 
     def _seat(self, room: str) -> int:
         seat = self.seats.get(room)

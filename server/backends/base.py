@@ -52,6 +52,14 @@ class Backend(ABC):
         return True
 
     @abstractmethod
+    async def subscribe(self, room: str) -> None:
+        """Make sure this process receives `room`'s messages (before a member catches up)."""
+
+    @abstractmethod
+    def unsubscribe(self, room: str) -> None:
+        """A member left; stop receiving when none is left (may finish in the background)."""
+
+    @abstractmethod
     async def create(self, spec: RoomSpec) -> RoomInfo: ...
 
     @abstractmethod

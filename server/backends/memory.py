@@ -93,6 +93,12 @@ class MemoryBackend(Backend):
             raise NoSuchRoomError(f"no room {room!r}")
         return await actor.call(cmd)
 
+    async def subscribe(self, room: str) -> None:
+        """Every room is local: the hub already receives all of its messages."""
+
+    def unsubscribe(self, room: str) -> None:
+        """Nothing to undo (see `subscribe`)."""
+
     def game_of(self, room: str) -> str:
         actor = self._actors.get(room)
         if actor is None:

@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from protocol import errors as E
 from protocol.close import CloseCode
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
@@ -46,12 +45,17 @@ log = logging.getLogger("dicehall.server")
 class Config:
     """Everything `dicehall serve` can set (flags, or DICEHALL_* environment variables)."""
 
-    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    secret: bytes | None = None
+    """Signs seat tokens. Unset: random per process, or shared through Redis in scale-out."""
     turn_window: int = 30
     demo_rooms: bool = False
     """Keep one open room per game with house bots in the other seats (make serve)."""
     idle_seconds: float = 600.0
     max_queue: int = 1024
+    redis: str | None = None
+    """A Redis URL: share rooms with other processes (scale-out); None: embedded."""
+    redis_cluster: bool = False
+    lease_ms: int = 2000
     drain_seconds: float = 5.0
 
     @classmethod
@@ -61,6 +65,12 @@ class Config:
             cfg.secret = os.environ["DICEHALL_SECRET"].encode()
         if "DICEHALL_TURN_WINDOW" in os.environ:
             cfg.turn_window = int(os.environ["DICEHALL_TURN_WINDOW"])
+        if os.environ.get("DICEHALL_REDIS"):
+            cfg.redis = os.environ["DICEHALL_REDIS"]
+        if os.environ.get("DICEHALL_REDIS_CLUSTER", "").lower() in ("1", "true", "yes"):
+            cfg.redis_cluster = True
+        if "DICEHALL_LEASE_MS" in os.environ:
+            cfg.lease_ms = int(os.environ["DICEHALL_LEASE_MS"])
         if "DICEHALL_MAX_QUEUE" in os.environ:
             cfg.max_queue = int(os.environ["DICEHALL_MAX_QUEUE"])
         for key, value in overrides.items():
@@ -76,13 +86,11 @@ class Server:
         self.config = config
         self.hub = Hub()
         self.metrics = Registry()
-        self.backend = backend or MemoryBackend(
-            self.hub, spawn_bot=self.spawn_bot, idle_seconds=config.idle_seconds
-        )
+        self.backend = backend or self._backend()
         self.services = Services(
             backend=self.backend,
             hub=self.hub,
-            signer=TokenSigner(config.secret),
+            signer=TokenSigner(config.secret or secrets.token_bytes(32)),
             settings=Settings(default_turn_window=config.turn_window),
             errors=self.metrics.counter(
                 "dicehall_errors_total", "Error replies sent, by error name.", ["name"]
@@ -123,6 +131,27 @@ class Server:
             lambda: self.fanout_latency.count,
         )
 
+    def _backend(self) -> Backend:
+        config = self.config
+        if config.redis is None:
+            return MemoryBackend(
+                self.hub,
+                spawn_bot=self.spawn_bot,
+                drop_bots=self.drop_bots,
+                idle_seconds=config.idle_seconds,
+            )
+        from .backends.redis import RedisBackend
+
+        return RedisBackend(
+            self.hub,
+            config.redis,
+            spawn_bot=self.spawn_bot,
+            drop_bots=self.drop_bots,
+            cluster=config.redis_cluster,
+            lease_ms=config.lease_ms,
+            idle_seconds=config.idle_seconds,
+        )
+
     def _stat(self, key: str) -> Callable[[], float]:
         return lambda: self.backend.stats()[key]
 
@@ -130,6 +159,10 @@ class Server:
 
     async def start(self) -> None:
         await self.backend.start()
+        if self.config.secret is None:
+            shared = await self.backend.shared_secret()
+            if shared is not None:
+                self.services.signer = TokenSigner(shared)
         if self.config.demo_rooms:
             self._tasks.append(asyncio.get_running_loop().create_task(self._keep_demo_rooms()))
 
@@ -155,16 +188,18 @@ class Server:
     # --- house bots ------------------------------------------------------------------------
 
     def spawn_bot(self, room: str, seat: int, kind: str) -> None:
-        game = self._room_game(room)
-        bot = HouseBot(self.services, room, seat, kind, game)
+        """Seat a house bot where the room runs (the owner, in scale-out mode)."""
+        previous = self.bots.pop((room, seat), None)
+        if previous is not None:
+            asyncio.get_running_loop().create_task(previous.stop())
+        bot = HouseBot(self.services, room, seat, kind, self.backend.game_of(room))
         self.bots[(room, seat)] = bot
         bot.start()
 
-    def _room_game(self, room: str) -> str:
-        backend = self.backend
-        if isinstance(backend, MemoryBackend):
-            return backend.game_of(room)
-        raise E.UnavailableError("house bots need the room's game")
+    def drop_bots(self, room: str) -> None:
+        """The room left this process (handed over or lost): its bots go with it."""
+        for key in [k for k in self.bots if k[0] == room]:
+            asyncio.get_running_loop().create_task(self.bots.pop(key).stop())
 
     async def _keep_demo_rooms(self) -> None:
         """One open room per game, every other seat a house bot: a newcomer plays at once."""

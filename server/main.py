@@ -50,6 +50,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         help="frames queued per connection before a slow reader is cut off (1024)",
     )
+    p.add_argument("--redis", metavar="URL", help="share rooms through Redis (scale-out)")
+    p.add_argument(
+        "--redis-cluster", action="store_true", help="the Redis URL is a cluster: sharded pub/sub"
+    )
+    p.add_argument("--lease-ms", type=int, help="room ownership lease (2000 ms)")
     p.add_argument("--deflate", action="store_true", help="enable per-message deflate")
     p.add_argument("--log-level", default="info")
 
@@ -60,6 +65,9 @@ def serve(args: argparse.Namespace) -> int:
         turn_window=args.turn_window,
         demo_rooms=args.demo_rooms or None,
         max_queue=args.max_queue,
+        redis=args.redis,
+        redis_cluster=args.redis_cluster or None,
+        lease_ms=args.lease_ms,
     )
     app_server = Server(config)
     app = create_app(server=app_server)
@@ -79,14 +87,5 @@ def serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         timeout_graceful_shutdown=int(config.drain_seconds) + 5,
     )
-    # uvicorn re-raises the signal it stopped for once it has shut down; SIGTERM's default
-    # action would then end a cleanly drained server with "killed by signal" (-15).
-    signal.signal(signal.SIGTERM, _exit_cleanly)
     DrainingServer(uv_config, app_server).run()
     return 0
-
-
-def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM outside uvicorn's own handling (before it starts, or re-raised after the
-    drain): a clean exit, status 0."""
-    raise SystemExit(0)

@@ -255,6 +255,7 @@ class Session:
         room = req.room
         if room in self.seats or room in self.claimed:
             raise E.AlreadyInRoomError("this connection already holds a seat here")
+        watching = room in self.watching
         await self._hold(room)
         name = req.name or self.name or "player"
         nonce = self.services.signer.new_nonce()
@@ -263,8 +264,14 @@ class Session:
                 room, JoinCmd(name=name, seat=req.seat, nonce=nonce)
             )
         except BaseException:
-            self._unhold(room)
+            if watching:  # still a spectator: it keeps its stream, held messages included
+                self.deliver(room, self._held.pop(room, []))
+            else:
+                self._unhold(room)
             raise
+        if watching:  # a spectator that sits down is a spectator no more
+            self.watching.discard(room)
+            await self.services.backend.call(room, WatchCmd(delta=-1))
         self._take(room, seat)
         token = self.services.signer.issue(room, seat, nonce)
         sync = await self.services.backend.call(room, SyncCmd(seat=seat))

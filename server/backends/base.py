@@ -51,6 +51,10 @@ class Backend(ABC):
     def ready(self) -> bool:
         return True
 
+    async def shared_secret(self) -> bytes | None:
+        """A token-signing secret every process of this deployment shares (None: no peers)."""
+        return None
+
     @abstractmethod
     async def subscribe(self, room: str) -> None:
         """Make sure this process receives `room`'s messages (before a member catches up)."""
@@ -73,6 +77,10 @@ class Backend(ABC):
     @abstractmethod
     async def record(self, room: str) -> dict[str, Any] | None:
         """The game record once the game is over (None: no such room or not over)."""
+
+    @abstractmethod
+    def game_of(self, room: str) -> str:
+        """The game of a room run by this process (house bots need it)."""
 
     @abstractmethod
     def stats(self) -> dict[str, int]:

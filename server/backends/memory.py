@@ -28,9 +28,12 @@ class MemoryBackend(Backend):
         idle_seconds: float = 600.0,
         keep_records: int = 1000,
         clock: Callable[[], float] = time.time,
+        drop_bots: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(hub)
         self.spawn_bot = spawn_bot
+        self.drop_bots = drop_bots
+        """Called with a room's id when it closes: its house bots go with it."""
         self.idle_seconds = idle_seconds
         self._actors: dict[str, RoomActor] = {}
         self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -124,13 +127,19 @@ class MemoryBackend(Backend):
             await self.reap()
 
     async def reap(self) -> None:
-        """Close rooms nobody is in that have been quiet for `idle_seconds`."""
+        """Close rooms nobody is in that have been quiet for `idle_seconds`.
+
+        Nobody: no connected person in a seat, no spectator. House bots are hub members
+        too, but they never leave by themselves, so they do not count (they go with it).
+        """
         now = self._clock()
         for room_id, actor in list(self._actors.items()):
             core = actor.core
             humans_here = any(s.kind == "human" and s.connected for s in core.seats)
-            watched = self.hub.members(room_id) > 0
+            watched = core.spectators > 0
             if not humans_here and not watched and now - core.last_activity > self.idle_seconds:
                 del self._actors[room_id]
                 await actor.stop()
                 self.rooms_closed += 1
+                if self.drop_bots is not None:
+                    self.drop_bots(room_id)

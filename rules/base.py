@@ -89,6 +89,8 @@ class Game:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     score_sheet: Callable[[Any], tuple[int, str]] | None = None
     """Scores and draws a hand-filled sheet given as JSON (`dicehall sheet`)."""
+    render_view: Callable[[Mapping[str, Any], int, str], str] | None = None
+    """`render(seat, name)` from `view(seat)` alone: clients draw canonical sheets with it."""
 
     def resolve_options(
         self, options: Mapping[str, Any] | None = None, preset: str | None = None

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..base import Game, Option
 from ..registry import register
-from .sheet import render, score, score_sheet
+from .sheet import failed_from_json, render, rows_from_json, score, score_sheet
 from .state import QwintoState
+
+
+def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
+    sheet = view["sheets"][seat]
+    points = view["scores"][seat] if view["over"] else None
+    return render(rows_from_json(sheet["rows"]), failed_from_json(sheet["failed"]), name, points)
+
 
 GAME = register(
     Game(
@@ -23,7 +33,8 @@ GAME = register(
         ),
         presets={"official": {"reroll": True}},
         score_sheet=score_sheet,
+        render_view=render_view,
     )
 )
 
-__all__ = ["GAME", "QwintoState", "render", "score", "score_sheet"]
+__all__ = ["GAME", "QwintoState", "render", "render_view", "score", "score_sheet"]

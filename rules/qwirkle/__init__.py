@@ -5,6 +5,9 @@ Bots: `QwirkleState.placements(seat)` lists every legal placement with its point
 placement into its wire action and `score_placement(board, tiles)` scores any placement.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..base import Game
 from ..registry import register
 from .board import (
@@ -18,8 +21,21 @@ from .board import (
     tile_json,
 )
 from .moves import Move, best_placement, has_placement, place_action, placements
-from .render import render_board, render_hand
+from .render import render_board, render_hand, render_seat
 from .state import QwirkleState
+
+
+def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
+    """Only a seat's own view holds its hand: render the seat whose view this is."""
+    if view["you"] != seat:
+        raise ValueError("a Qwirkle sheet shows a hand: render it from that seat's own view")
+    board = Board.from_tiles(
+        (t["x"], t["y"], tile_code(t["color"], t["shape"])) for t in view["board"]
+    )
+    hand = [tile_code(t["color"], t["shape"]) for t in view["hand"]]
+    points = view["scores"][seat] if view["over"] else None
+    return render_seat(name, points, hand, board)
+
 
 GAME = register(
     Game(
@@ -28,6 +44,7 @@ GAME = register(
         min_seats=1,
         max_seats=4,
         state_class=QwirkleState,
+        render_view=render_view,
     )
 )
 

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..base import Game, Option
 from ..registry import register
-from .sheet import score_sheet
+from .sheet import parse_sheet, render_sheet, score_sheet
 from .state import QwixxState
+
+
+def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
+    _, marks, locks, failed = parse_sheet({"name": name, **view["sheets"][seat]})
+    points = view["scores"][seat] if view["over"] else None
+    return render_sheet(name, marks, locks, failed, points)
+
 
 GAME = register(
     Game(
@@ -25,7 +35,8 @@ GAME = register(
         ),
         presets={"official": {"lock_after": 5}},
         score_sheet=score_sheet,
+        render_view=render_view,
     )
 )
 
-__all__ = ["GAME", "QwixxState", "score_sheet"]
+__all__ = ["GAME", "QwixxState", "render_view", "score_sheet"]

@@ -1,9 +1,19 @@
 """Yamb: six dice, up to three rolls a turn, a 13 x 6 table to fill (RULES.md, Yamb)."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..base import Game, Option
 from ..registry import register
 from .state import MODES, YambState
-from .table import COLUMNS, ROWS, render_table, score_sheet
+from .table import COLUMNS, ROWS, cells_from_sheet, render_table, score_sheet
+
+
+def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
+    _, cells = cells_from_sheet({"name": name, "columns": view["tables"][seat]["columns"]})
+    points = view["scores"][seat] if view["over"] else None
+    return render_table(cells, name, points)
+
 
 GAME = register(
     Game(
@@ -21,7 +31,8 @@ GAME = register(
             ),
         ),
         score_sheet=score_sheet,
+        render_view=render_view,
     )
 )
 
-__all__ = ["COLUMNS", "GAME", "ROWS", "YambState", "render_table", "score_sheet"]
+__all__ = ["COLUMNS", "GAME", "ROWS", "YambState", "render_table", "render_view", "score_sheet"]

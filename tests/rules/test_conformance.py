@@ -96,8 +96,11 @@ def check_invariants(state: State, rng: Random) -> None:
                 if secret in own:
                     continue
                 assert secret not in inside, f"view of {v} leaks {secret} of seat {s}"
+    render_view = get_game(state.game_name).render_view
+    assert render_view is not None, "every game draws its sheets from a view"
     for s in range(state.seats):
-        assert isinstance(state.render(s, f"Seat {s}"), str)
+        text = state.render(s, f"Seat {s}")
+        assert render_view(state.view(s), s, f"Seat {s}") == text
 
     for seat in range(state.seats):
         if seat not in actors:

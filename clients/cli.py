@@ -161,9 +161,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .terminal import play
+
+    try:
+        return asyncio.run(
+            play(
+                args.url or ["ws://127.0.0.1:8000/ws"],
+                args.game,
+                args.room,
+                args.name,
+                args.seats,
+                args.turn_window,
+                args.bot,
+            )
+        )
+    except KeyboardInterrupt:
+        print("\nbye: your seat stays yours; come back with the same command and --room")
+        return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dicehall", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("play", help="play from the terminal against people or house bots")
+    s.add_argument("--url", action="append", help="ws://host:port/ws (repeatable)")
+    s.add_argument("--game", help="create a room of this game (other seats: house bots)")
+    s.add_argument("--room", help="join this room instead")
+    s.add_argument("--name", default="player")
+    s.add_argument("--seats", type=int, default=2, help="seats of a created room")
+    s.add_argument("--turn-window", type=int, help="seconds per turn window (created room)")
+    s.add_argument("--bot", default="random", help="house bot kind for the other seats")
+    s.set_defaults(func=cmd_play)
 
     s = sub.add_parser("serve", help="run the game server (embedded, no Redis needed)")
     from server.main import add_arguments

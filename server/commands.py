@@ -89,7 +89,8 @@ class TokenCmd(Command, tag="token"):
 
 
 class LegalCmd(Command, tag="legal"):
-    seat: int
+    seat: int | None
+    """None: a spectator (the public view, no actions)."""
 
 
 class ExpireCmd(Command, tag="expire"):
@@ -146,8 +147,7 @@ def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoin
         case ActCmd(seat=seat, action=action, window=window):
             return None, core.act(seat, action, window, now)
         case LegalCmd(seat=seat):
-            window, actions = core.legal(seat)
-            return (window, actions, core.state.view(seat) if core.state else {}), []
+            return core.legal(seat), []
         case ExpireCmd():
             return None, core.expire(now)
         case JoinCmd(name=name, seat=seat, nonce=nonce):

@@ -392,10 +392,16 @@ class RoomCore:
         start = last_seq + 1 - self.log[0].seq
         return [o.for_seat(seat) for o in itertools.islice(self.log, start, None)]
 
-    def legal(self, seat: int) -> tuple[int | None, list[dict[str, Any]]]:
-        state = self._playing()
-        self._seat(seat)
-        return self.window_id, state.legal_actions(seat)
+    def legal(self, seat: int | None) -> tuple[int | None, list[dict[str, Any]], dict[str, Any]]:
+        """The open window, the seat's legal actions and its view (also after the game)."""
+        state = self.state
+        if state is None:
+            raise E.NotStartedError("the game has not started")
+        if seat is not None:
+            self._seat(seat)
+        if seat is None or self.status == "over":
+            return self.window_id, [], state.view(seat)
+        return self.window_id, state.legal_actions(seat), state.view(seat)
 
     # --- helpers --------------------------------------------------------------------------
 

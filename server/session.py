@@ -153,9 +153,9 @@ class Session:
                 await self.services.backend.call(req.room, act)
                 return R.Empty(), None
             case C.Legal():
-                seat = self._seat(req.room)
+                viewer = None if req.room in self.watching else self._seat(req.room)
                 window, actions, view = await self.services.backend.call(
-                    req.room, LegalCmd(seat=seat)
+                    req.room, LegalCmd(seat=viewer)
                 )
                 return R.LegalResult(window=window, actions=actions, view=view), None
             case C.Hello():
@@ -357,19 +357,26 @@ class Session:
             raise E.NotInRoomError("this connection is not in this room")
 
     async def disconnected(self) -> None:
-        """The connection is gone: seats stay taken (their tokens bring them back)."""
+        """The connection is gone: seats stay taken (their tokens bring them back).
+
+        May run twice, even at once: a connection cut off for reading too slowly leaves
+        at once, then again when its socket closes (catching what a request still in
+        flight took meanwhile). Each run lets go of what is still held, exactly once."""
         self.closed = True
         for room in list(self._members):
             self._unhold(room)
         for room in list(self.seats):
+            if room not in self.seats:  # let go by the other run
+                continue
             seat = self._let_go(room)
             with contextlib.suppress(E.ProtocolError):
                 await self.services.backend.call(room, PresenceCmd(seat=seat, delta=-1))
         for room in list(self.watching):
+            if room not in self.watching:
+                continue
+            self.watching.discard(room)
             with contextlib.suppress(E.ProtocolError):
                 await self.services.backend.call(room, WatchCmd(delta=-1))
-        self.seats.clear()
-        self.watching.clear()
 
     # --- membership and catch-up ----------------------------------------------------------
 

@@ -1,0 +1,143 @@
+// One line of the room log per room message: what happened, in words.
+
+const SYMBOL = { circle: '●', square: '■', diamond: '◆', star: '✶', clover: '♣', cross: '✚' };
+
+function tiles(list) {
+  return list
+    .map((t) => `${t.color} ${t.shape}${t.x !== undefined ? ` at ${t.x},${t.y}` : ''}`)
+    .join(', ');
+}
+
+function dice(map) {
+  return Object.entries(map)
+    .map(([c, v]) => `${c} ${v}`)
+    .join(', ');
+}
+
+/** "Ann marks" but "You mark". */
+function says(name, verb) {
+  if (name !== 'You') return `${name} ${verb}`;
+  const base = verb.replace(/^(\w+?)(es|s)\b/, (m, stem, end) =>
+    end === 'es' && /(ss|sh|ch|x)$/.test(stem) ? stem : stem + (end === 'es' ? 'e' : ''),
+  );
+  return `You ${base}`;
+}
+
+function action(game, a, name, memo) {
+  switch (a.type) {
+    case 'pass':
+      return says(name, 'passes');
+    case 'roll':
+      if (game === 'qwinto') return says(name, `rolls ${a.dice.join(' + ')}`);
+      return says(
+        name,
+        a.hold && a.hold.length
+          ? `rolls, holding dice ${a.hold.map((i) => i + 1).join(', ')}`
+          : 'rolls',
+      );
+    case 'reroll':
+      return says(name, 'rolls the same dice again');
+    case 'enter':
+      return says(name, `writes ${memo.sum ?? ''} in ${a.row} box ${a.box + 1}`.replace('  ', ' '));
+    case 'mark':
+      return says(name, `marks ${a.row} ${a.number}`);
+    case 'place':
+      return says(name, `places ${tiles(a.tiles)}`);
+    case 'swap':
+      return says(
+        name,
+        a.tiles ? `swaps ${tiles(a.tiles)}` : `swaps ${a.count} tile${a.count === 1 ? '' : 's'}`,
+      );
+    case 'call':
+      return says(name, `calls ${a.row}`);
+    case 'write':
+      return says(name, `writes ${a.column} / ${a.row}`);
+    default:
+      return `${name}: ${JSON.stringify(a)}`;
+  }
+}
+
+/**
+ * Text for a game event, or null for events that need no line (held answers). `memo`
+ * carries what earlier events said that later ones leave out (the Qwinto sum).
+ */
+export function describeEvent(game, e, nameOf, memo = {}) {
+  const who = e.seat !== undefined ? nameOf(e.seat) : '';
+  switch (e.type) {
+    case 'answered':
+      return null;
+    case 'applied': {
+      let text = action(game, e.action, who, memo);
+      if (e.action.type === 'write' && e.value !== undefined) text += `: ${e.value}`;
+      if (e.points !== undefined) text += ` for ${e.points} point${e.points === 1 ? '' : 's'}`;
+      if (e.qwirkles) text += ` (Qwirkle ×${e.qwirkles}!)`;
+      return text;
+    }
+    case 'rolled':
+      if (game === 'qwinto') memo.sum = Object.values(e.dice).reduce((a, b) => a + b, 0);
+      if (Array.isArray(e.dice)) return `${who} rolled ${e.dice.join(' ')} (roll ${e.roll} of 3)`;
+      return `Dice: ${dice(e.dice)}${game === 'qwinto' ? ` = ${Object.values(e.dice).reduce((a, b) => a + b, 0)}` : ''}`;
+    case 'failed_throw':
+      return `${who}: failed throw`;
+    case 'turn':
+      return `${who === 'You' ? 'Your' : `${who}\u2019s`} turn`;
+    case 'round':
+      return `Round ${e.round}`;
+    case 'timeout':
+      return `${who} ran out of time`;
+    case 'locked':
+      return says(who, `locks ${e.row}`);
+    case 'row_closed':
+      return `The ${e.row} row is closed; its die leaves the game`;
+    case 'drew':
+      if (e.tiles)
+        return `${who === 'You' ? 'You' : who} drew ${e.tiles.map((t) => `${t.color} ${SYMBOL[t.shape] || t.shape}`).join(', ')} (bag ${e.bag})`;
+      return `${who} drew ${e.count} tile${e.count === 1 ? '' : 's'} (bag ${e.bag})`;
+    case 'start':
+      return says(who, `starts with a set of ${e.size}`);
+    case 'bonus':
+      return `${who} emptied the hand: +${e.points}`;
+    case 'game_over':
+      return `Final scores: ${e.scores.join(', ')}`;
+    default:
+      return `${e.type}: ${JSON.stringify(e)}`;
+  }
+}
+
+/** Text for a room message other than `event` and `room`, or null. */
+export function describeMessage(msg, nameOf) {
+  switch (msg.type) {
+    case 'window_closed': {
+      const late = msg.actions.filter((a) => a.default).map((a) => nameOf(a.seat));
+      return late.length ? `Time ran out for ${late.join(', ')}` : null;
+    }
+    case 'game_over':
+      return `Game over. ${msg.winners.length > 1 ? 'Winners' : 'Winner'}: ${msg.winners.map(nameOf).join(', ')}`;
+    case 'chat':
+      return `${msg.from}: ${msg.text}`;
+    default:
+      return null;
+  }
+}
+
+/** What changed between two room infos, as log lines. */
+export function describeInfo(before, after) {
+  const lines = [];
+  if (!before) return lines;
+  if (before.status !== after.status) {
+    if (after.status === 'playing') lines.push('The game starts.');
+    if (after.status === 'over') lines.push('The room is closed.');
+  }
+  after.seats.forEach((s, i) => {
+    const old = before.seats[i];
+    if (!old) return;
+    const name = s.name || `seat ${i}`;
+    if (old.kind === 'open' && s.kind !== 'open')
+      lines.push(`${name} sits down${s.kind === 'bot' ? ' (house bot)' : ''}.`);
+    else if (old.kind !== 'open' && s.kind === 'open')
+      lines.push(`${old.name || `seat ${i}`} leaves.`);
+    else if (old.connected && !s.connected) lines.push(`${name} lost the connection.`);
+    else if (!old.connected && s.connected) lines.push(`${name} is back.`);
+  });
+  return lines;
+}

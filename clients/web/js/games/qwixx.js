@@ -1,0 +1,138 @@
+// Qwixx: four rows of eleven boxes, red/yellow 2..12 and green/blue 12..2, marked left to right.
+
+import { h } from '../dom.js';
+import {
+  LETTER,
+  actButton,
+  die,
+  failedBoxes,
+  othersOf,
+  seatName,
+  seatPanel,
+  title,
+} from './common.js';
+
+const ROWS = ['red', 'yellow', 'green', 'blue'];
+const UP = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+const NUMBERS = { red: UP, yellow: UP, green: [...UP].reverse(), blue: [...UP].reverse() };
+
+function sheet(ctx, seat, interactive) {
+  const view = ctx.view;
+  const data = view.sheets[seat];
+  const marks = new Map();
+  if (interactive)
+    for (const a of ctx.actions) if (a.type === 'mark') marks.set(`${a.row}/${a.number}`, a);
+  const held = interactive ? view.my_answer : null;
+  const rows = ROWS.map((row) => {
+    const marked = new Set(data.rows[row]);
+    const closed = (view.closed || []).includes(row);
+    const locked = (data.locked || []).includes(row);
+    const cells = NUMBERS[row].map((n, i) => {
+      const where = `${row} ${n}`;
+      const last = i === 10;
+      const classes = [`c-${row}`, last ? 'last' : ''].join(' ');
+      const action = marks.get(`${row}/${n}`);
+      if (marked.has(n)) {
+        return h(
+          'div.box.marked',
+          { class: classes, 'aria-label': `${where}: marked` },
+          h('s', null, n),
+          h('span.cross', { 'aria-hidden': 'true' }, '✕'),
+        );
+      }
+      if (held && held.type === 'mark' && held.row === row && held.number === n) {
+        return h('div.box.held', { class: classes, 'aria-label': `${where}: your answer` }, n);
+      }
+      if (action) {
+        return h(
+          'button.box.legal',
+          {
+            type: 'button',
+            class: classes,
+            dataset: { key: `x-${row}-${n}`, row, number: String(n) },
+            'aria-label': `Mark ${where}`,
+            onclick: () => ctx.act(action),
+          },
+          n,
+        );
+      }
+      const disabled = interactive && ctx.actions.length > 0;
+      return h(
+        'div.box',
+        {
+          class: classes,
+          'aria-label': `${where}: open`,
+          'aria-disabled': disabled ? 'true' : null,
+        },
+        n,
+      );
+    });
+    const lockLabel = locked ? 'locked by this player' : closed ? 'closed' : 'open';
+    cells.push(
+      h(
+        'div.lock',
+        {
+          class: `c-${row} ${locked ? 'locked' : ''} ${closed ? 'closed' : ''}`,
+          'aria-label': `${row} row ${lockLabel}`,
+          title: lockLabel,
+        },
+        locked ? 'L' : closed ? '✕' : 'U',
+      ),
+    );
+    return h(
+      'div.qwixx-row',
+      {
+        class: `c-${row} ${closed ? 'row-closed' : ''}`,
+        role: 'group',
+        'aria-label': `${title(row)} row`,
+      },
+      h('div.row-label', { class: `c-${row}` }, h('b', null, LETTER[row]), ` ${title(row)}`),
+      cells,
+    );
+  });
+  return h(
+    'div.sheet.qwixx-sheet',
+    { dataset: { sheet: String(seat) } },
+    rows,
+    failedBoxes(data.failed),
+  );
+}
+
+function controls(ctx) {
+  const view = ctx.view;
+  const out = [];
+  if (view.dice) {
+    const faces = Object.entries(view.dice).map(([name, v]) =>
+      die(name.startsWith('white') ? 'white' : name, v),
+    );
+    out.push(h('div.dice-line', { 'aria-label': 'the roll' }, faces));
+  }
+  const whiteSum = view.dice ? view.dice.white1 + view.dice.white2 : null;
+  const pass = ctx.actions.find((a) => a.type === 'pass');
+  if (ctx.actions.length) {
+    const text =
+      view.phase === 'white'
+        ? `White dice: ${whiteSum}. Mark it in any row, or pass.`
+        : 'Colour window: mark a white die plus a coloured die in that colour\u2019s row, or pass.';
+    out.push(h('p.prompt', null, text));
+  } else {
+    out.push(h('p.prompt.waiting', null, waitingText(ctx)));
+  }
+  if (pass) out.push(actButton(ctx, 'Pass', pass, { dataset: { key: 'pass', action: 'pass' } }));
+  return h('div.controls', null, out);
+}
+
+function waitingText(ctx) {
+  const view = ctx.view;
+  if (view.over) return 'The game is over.';
+  if (ctx.seat !== null && view.my_answer) return 'Your answer is in; waiting for the others.';
+  if (view.phase === 'colour') return `${seatName(ctx, view.active)} may use a coloured die.`;
+  return `Waiting for ${(view.actors || []).map((s) => seatName(ctx, s)).join(', ') || 'the dice'}.`;
+}
+
+export function render(ctx) {
+  const me = ctx.seat;
+  const main = [controls(ctx)];
+  if (me !== null && me !== undefined) main.push(seatPanel(ctx, me, sheet(ctx, me, true)));
+  return { main, others: othersOf(ctx, (s) => sheet(ctx, s, false)) };
+}

@@ -1,0 +1,403 @@
+"""The web client in a real headless Chromium (Debian's `chromium`, driven by Playwright).
+
+Everything is done by clicking, as a person would: create rooms with house bots, play a
+whole Qwinto game (with a reload and a dropped connection in the middle), one turn of each
+other game, join a room through its shared link. The final scores on the page are checked
+against a replay of the downloaded game record. Screenshots go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rules.records import replay
+from tests.support.servers import ROOT, ServerProcess
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = ROOT / "docs" / "screenshots"
+"""Written only when DICEHALL_SCREENSHOTS=1 (`make screenshots`): tests leave the tree clean."""
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+TIMEOUT_MS = 15_000
+
+try:
+    from playwright.sync_api import Browser, Page, sync_playwright
+except ImportError:  # reported by the fixture as a failure, never a skip
+    sync_playwright = None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browsers` (installs Debian's chromium)")
+    if sync_playwright is None:
+        pytest.fail("the playwright package is missing: pip install -e '.[dev]'")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+class Player:
+    """One browser tab (its own storage) driving the web client like a person."""
+
+    def __init__(self, browser: Browser, server: ServerProcess, name: str) -> None:
+        self.context = browser.new_context(viewport=DESKTOP)
+        self.page: Page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.server = server
+        self.problems: list[str] = []
+        self.page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
+        self.page.on(
+            "console",
+            lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None,
+        )
+        self.page.goto(server.http + "/")
+        self.page.fill("#player-name", name)
+        self.page.press("#player-name", "Tab")
+        self.page.wait_for_selector("#create-room")
+
+    def close(self) -> None:
+        assert self.problems == [], self.problems
+        self.context.close()
+
+    def room(self, key: str) -> str:
+        value: str = self.page.get_attribute("#room", f"data-{key}") or ""
+        return value
+
+    def create(self, game: str, seats: int = 2, bots: int = 1, turn_window: int = 120) -> str:
+        """Fill the lobby's form and create a room (autostart: it starts when seats are full)."""
+        page = self.page
+        page.select_option("#f-game", game)
+        page.fill("#f-seats", str(seats))
+        page.dispatch_event("#f-seats", "change")
+        page.fill("#f-bots", str(bots))
+        page.dispatch_event("#f-bots", "change")
+        page.fill("#f-window", str(turn_window))
+        page.dispatch_event("#f-window", "change")
+        page.click("#create-room")
+        page.wait_for_selector("#room[data-seat='0']")
+        return self.room("room")
+
+    def wait_move(self, seen: int) -> bool:
+        """Wait until it is this seat's move with a legal list newer than `seen`; False: over."""
+        self.page.wait_for_function(
+            """(seen) => {
+                const r = document.querySelector('#room');
+                return r && (r.dataset.over === '1'
+                    || (r.dataset.mine === '1' && Number(r.dataset.legal) > seen));
+            }""",
+            arg=seen,
+        )
+        return self.room("over") != "1"
+
+    def wait_legal(self, seen: int) -> None:
+        """Wait for a legal list newer than `seen` (the answer to what was just clicked)."""
+        self.page.wait_for_function(
+            "(n) => Number(document.querySelector('#room').dataset.legal) > n", arg=seen
+        )
+
+    def wait_log(self, prefix: str) -> None:
+        self.page.wait_for_function(
+            """(p) => [...document.querySelectorAll('.log-list li')]
+                .some((li) => li.textContent.startsWith(p))""",
+            arg=prefix,
+        )
+
+    def legal_count(self) -> int:
+        return int(self.room("legal") or 0)
+
+    def log(self) -> list[str]:
+        texts: list[str] = self.page.locator(".log-list li").all_inner_texts()
+        return texts
+
+    def shot(self, name: str, full_page: bool = True) -> None:
+        image = self.page.screenshot(full_page=full_page)
+        assert image.startswith(b"\x89PNG")
+        if os.environ.get("DICEHALL_SCREENSHOTS") == "1":
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / name).write_bytes(image)
+
+
+@pytest.fixture
+def players(browser: Browser, server: ServerProcess) -> Iterator[list[Player]]:
+    """A factory's list: every Player made in a test is closed (and checked) after it."""
+    made: list[Player] = []
+    yield made
+    for player in made:
+        player.close()
+
+
+def new_player(players: list[Player], browser: Browser, server: ServerProcess, name: str) -> Player:
+    player = Player(browser, server, name)
+    players.append(player)
+    return player
+
+
+def record_scores(server: ServerProcess, room: str) -> dict[str, int]:
+    status, body = server.get(f"/api/rooms/{room}/record")
+    assert status == 200, body
+    result = replay(json.loads(body)).to_json()
+    assert result["over"] is True
+    assert result["seed_verified"] is True
+    scores: dict[str, int] = result["scores"]
+    return scores
+
+
+# --- Qwinto: a whole game by clicking ------------------------------------------------------
+
+
+def qwinto_move(page: Page) -> str:
+    """Click what a (simple) person would: roll all dice, else a middle legal box, else pass."""
+    roll = page.locator("button[data-action='roll']")
+    if roll.count():
+        roll.click()
+        return "roll"
+    boxes = page.locator(".seat-panel.mine button.box.legal")
+    if boxes.count():
+        boxes.nth(boxes.count() // 2).click()
+        return "enter"
+    page.locator("button[data-action='pass']").click()
+    return "pass"
+
+
+def test_qwinto_whole_game_with_reload_and_drop(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    ada = new_player(players, browser, server, "Ada")
+    room = ada.create("qwinto", seats=2, bots=1)
+    page = ada.page
+    moves = 0
+    seen = -1
+    entered = 0
+    shot = False
+    while ada.wait_move(seen):
+        seen = ada.legal_count()
+        if not shot and moves >= 5 and page.locator("button.box.legal").count():
+            shot = True  # mid-game, with the legal boxes of an answer highlighted
+            # every box is a legal button (one per legal `enter`), a disabled box, a number
+            # or blocked; never both
+            mine = page.locator(".seat-panel.mine")
+            legal = mine.locator("button.box.legal").count()
+            enters = page.evaluate(
+                "window.dicehall.view.actions.filter((a) => a.type === 'enter').length"
+            )
+            assert legal == enters
+            others = [".box[aria-disabled='true']", ".box.filled", ".box.blocked", ".box.held"]
+            assert legal + sum(mine.locator(sel).count() for sel in others) == 30
+            ada.shot("qwinto.png")
+            page.set_viewport_size(PHONE)
+            ada.shot("qwinto-phone.png")
+            page.set_viewport_size(DESKTOP)
+        entered += qwinto_move(page) == "enter"
+        moves += 1
+        if moves == 7:
+            # reload in the middle: the seat, the sheet and the log come back
+            ada.wait_move(seen)
+            sheet = page.inner_text(".seat-panel.mine .sheet")
+            log = ada.log()
+            page.reload()
+            page.wait_for_selector("#room[data-mode='seat']")
+            assert ada.wait_move(-1)
+            seen = ada.legal_count() - 1
+            assert page.inner_text(".seat-panel.mine .sheet") == sheet
+            assert ada.log()[: len(log)] == log
+        if moves == 9:
+            # a dropped connection: the client reconnects, takes the seat back and resumes
+            ada.wait_move(seen)
+            before = ada.log()
+            page.evaluate("window.dicehall.conn.drop()")
+            page.wait_for_selector("#conn-status[data-status='closed']")
+            page.wait_for_selector("#conn-status[data-status='open']")
+            assert ada.wait_move(-1)
+            seen = ada.legal_count() - 1
+            assert ada.log()[: len(before)] == before
+        assert moves < 200, "the game should have ended"
+    assert moves >= 9 and entered > 0 and shot
+    assert ada.room("errors") == "0", "a click sent an action the server refused"
+
+    page.wait_for_selector(".game-over")
+    shown = {
+        int(cell.get_attribute("data-final-seat") or -1): int(cell.inner_text())
+        for cell in page.locator("[data-final-seat]").all()
+    }
+    names = ["Ada", "random-bot-1"]
+    assert record_scores(server, room) == {names[s]: v for s, v in shown.items()}
+    # the final sheets show the finished game, and the log ends with it
+    assert any(line.startswith("Game over") for line in ada.log())
+    ada.shot("qwinto-over.png")
+
+    # the record downloads from the page and replays to the same scores
+    with page.expect_download() as download:
+        page.click("#download-record")
+    data = json.loads(Path(download.value.path()).read_text())
+    assert data["game"] == "qwinto"
+    assert replay(data).to_json()["scores"] == {names[s]: v for s, v in shown.items()}
+
+    # a reload after the end shows the same result
+    page.reload()
+    page.wait_for_selector(".game-over")
+    again = [int(t) for t in page.locator("[data-final-seat]").all_inner_texts()]
+    assert again == [shown[0], shown[1]]
+
+
+# --- one turn of each other game ------------------------------------------------------------
+
+
+def test_qwixx_turn_by_keyboard(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    bo = new_player(players, browser, server, "Bo")
+    bo.create("qwixx", seats=2, bots=1)
+    page = bo.page
+    assert bo.wait_move(-1)
+    # white window: the legal boxes are buttons; mark one with the keyboard
+    legal = page.locator(".seat-panel.mine button.box.legal")
+    assert legal.count() >= 1
+    assert page.locator(".seat-panel.mine .box[aria-disabled='true']").count() > legal.count()
+    target = legal.first
+    row, number = target.get_attribute("data-row"), target.get_attribute("data-number")
+    seen = bo.legal_count()
+    target.focus()
+    page.keyboard.press("Enter")
+    bo.wait_legal(seen)
+    page.wait_for_selector(f".seat-panel.mine .qwixx-row.c-{row} .box.marked")
+    assert any(line == f"You mark {row} {number}" for line in bo.log())
+    # the colour window opens for the active seat when it has a colour mark: pass there
+    assert bo.wait_move(seen)
+    if page.locator(".controls", has_text="Colour window").count():
+        bo.shot("qwixx.png")
+        seen = bo.legal_count()
+        page.click("button[data-action='pass']")
+        bo.wait_legal(seen)
+        bo.wait_log("You pass")
+    else:
+        bo.shot("qwixx.png")
+    assert bo.room("errors") == "0"
+
+
+def test_qwirkle_place_then_swap(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    cy = new_player(players, browser, server, "Cy")
+    cy.create("qwirkle", seats=2, bots=1)
+    page = cy.page
+    assert cy.wait_move(-1)
+    before = page.locator(".board .cell.filled").count()
+    # place: choose a hand tile, then a highlighted cell, until the placement is complete
+    placed = 0
+    while page.locator("button[data-action='place']").is_disabled():
+        page.locator(".hand-tile:not([disabled])").first.click()
+        page.locator("button.cell.target").first.click()
+        placed += 1
+        assert placed <= 6
+    seen = cy.legal_count()
+    page.click("button[data-action='place']")
+    cy.wait_legal(seen)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.board .cell.filled').length >= n", arg=before + placed
+    )
+    assert any(line.startswith("You place") for line in cy.log())
+    my_score = page.locator(".qwirkle-scores [data-score-seat='0']").inner_text()
+    assert int(my_score.split()[0]) >= 1
+    # next turn: swap two tiles
+    assert cy.wait_move(seen)
+    page.locator(".hand-tile:not([disabled])").first.click()
+    assert page.locator("button.cell.target").count() >= 1
+    cy.shot("qwirkle.png")
+    page.click("button[data-action='swap-mode']")
+    page.locator(".hand-tile").nth(0).click()
+    page.locator(".hand-tile").nth(1).click()
+    seen = cy.legal_count()
+    page.click("button[data-action='swap']")
+    cy.wait_legal(seen)
+    cy.wait_log("You swap")
+    assert cy.room("errors") == "0"
+
+
+def test_yamb_hold_roll_write(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    di = new_player(players, browser, server, "Di")
+    di.create("yamb", seats=2, bots=1)
+    page = di.page
+    assert di.wait_move(-1)
+
+    def act(selector: str) -> None:
+        seen = di.legal_count()
+        page.click(selector)
+        assert di.wait_move(seen)
+
+    act("button[data-action='roll']")
+    dice = [int(t) for t in page.locator(".dice-line .yamb-die .die-value").all_inner_texts()]
+    assert len(dice) == 6 and all(1 <= d <= 6 for d in dice)
+    page.click("button.yamb-die[data-die='0']")
+    page.click("button.yamb-die[data-die='1']")
+    assert page.get_attribute("button.yamb-die[data-die='0']", "aria-pressed") == "true"
+    act("button[data-action='roll']")
+    again = [int(t) for t in page.locator(".dice-line .yamb-die .die-value").all_inner_texts()]
+    assert again[:2] == dice[:2], "held dice keep their values"
+    assert any(line.startswith("You roll, holding dice 1, 2") for line in di.log())
+    di.shot("yamb.png")
+    cell = page.locator(".seat-panel.mine button.cell-btn.write").first
+    column, row, preview = (
+        cell.get_attribute("data-column"),
+        cell.get_attribute("data-row"),
+        cell.inner_text(),
+    )
+    seen = di.legal_count()
+    cell.click()
+    di.wait_legal(seen)
+    di.wait_log("You write")
+    assert f"You write {column} / {row}: {preview}" in di.log()
+    assert page.locator(".seat-panel.mine td.written").count() == 1
+    assert di.room("errors") == "0"
+
+
+# --- the lobby, and a second person joining through the shared link --------------------------
+
+
+def test_lobby_and_shared_link(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    host = new_player(players, browser, server, "Host")
+    room = host.create("qwinto", seats=3, bots=1)
+    host.page.wait_for_selector("#room[data-status='open']")
+    assert host.page.locator("[data-join-seat]").count() == 0  # seated already
+    link = host.page.input_value("#share-link")
+    assert link.endswith(f"#/room/{room}")
+
+    guest = new_player(players, browser, server, "Guest")
+    guest.page.wait_for_selector(f"tr[data-room='{room}']")
+    guest.shot("lobby.png")
+    guest.page.goto(link)
+    guest.page.click("[data-join-seat='2']")
+    for player in (host, guest):
+        player.page.wait_for_selector("#room[data-status='playing']")
+    assert guest.room("seat") == "2"
+    assert host.wait_move(-1)  # seat 0 chooses the dice first
+    names = host.page.locator(".room-head .seat .name").all_inner_texts()
+    assert names == ["Host", "random-bot-1", "Guest"]
+
+    # a third person watches through the same link and sees the game go on
+    watcher = new_player(players, browser, server, "Watcher")
+    watcher.page.goto(link)
+    watcher.page.wait_for_selector("#room[data-mode='watch'] .qwinto-sheet")
+    assert watcher.page.locator("button.box.legal, [data-join-seat]").count() == 0
+    host.page.click("button[data-action='roll']")
+    watcher.wait_log("Host rolls red + yellow + blue")
+    watcher.page.wait_for_selector(".controls .dice-line .die")

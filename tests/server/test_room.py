@@ -1,0 +1,402 @@
+"""RoomCore, sans I/O: seats, starts, turn windows, defaults, the numbered log, views.
+
+Every call carries the time, so windows and deadlines are tested without a clock or a
+socket: `now` is whatever the test says it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import pytest
+
+from protocol import errors as E
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    RoomMessage,
+    RoomUpdate,
+    Window,
+    WindowClosed,
+)
+from protocol.subprotocols import Encoding
+from rules import get_game
+from rules.records import replay
+from server.room import Outgoing, RoomCore
+
+T0 = 1_767_225_600.0
+"""A fixed 'now' (unix seconds)."""
+SEED = bytes(range(32))
+
+
+def room(game: str, seats: int, turn_window: int = 30, **kw: Any) -> RoomCore:
+    return RoomCore(
+        "r1", get_game(game), get_game(game).resolve_options(), seats, turn_window,
+        seed=SEED, host_key="host", **kw,
+    )  # fmt: skip
+
+
+def full(
+    game: str, seats: int, turn_window: int = 30, **kw: Any
+) -> tuple[RoomCore, list[Outgoing]]:
+    """A room whose seats are all taken by people; not started."""
+    core = room(game, seats, turn_window, **kw)
+    out: list[Outgoing] = []
+    for i in range(seats):
+        out += core.join(f"p{i}", None, f"nonce{i}", T0)[1]
+    return core, out
+
+
+def messages(out: list[Outgoing], kind: type[RoomMessage] = RoomMessage) -> list[Any]:
+    return [o.message for o in out if isinstance(o.message, kind)]
+
+
+def fingerprint(core: RoomCore) -> str:
+    """Everything a refused command must leave as it was."""
+    return json.dumps(
+        {
+            "state": core.state.to_dict() if core.state else None,
+            "seq": core.seq,
+            "log": len(core.log),
+            "record": core.record,
+            "window": core.window_id,
+            "deadline": core.deadline,
+            "seats": [vars(s) for s in core.seats],
+            "status": core.status,
+        },
+        sort_keys=True,
+        default=str,
+    )
+
+
+def play_out(core: RoomCore, rng: random.Random, now: float = T0) -> list[Outgoing]:
+    """Random legal answers from every actor until the game ends."""
+    out: list[Outgoing] = []
+    while core.status == "playing":
+        assert core.state is not None
+        seat = core.state.actors()[0]
+        action = rng.choice(core.state.legal_actions(seat))
+        out += core.act(seat, action, core.window_id, now)
+    return out
+
+
+# --- seats and starting -------------------------------------------------------------------------
+
+
+def test_every_room_message_takes_the_next_seq() -> None:
+    core, out = full("qwixx", 2)
+    out += core.chat(0, "p0", "hi")
+    out += core.start(T0)
+    out += play_out(core, random.Random(1))
+    assert [o.seq for o in out] == list(range(1, core.seq + 1))
+    assert [o.seq for o in core.log] == list(range(1, core.seq + 1))
+    kinds = {type(o.message) for o in out}
+    assert {RoomUpdate, Chat, Event, Window, WindowClosed, GameOver} <= kinds
+
+
+def test_joining_fills_open_seats_and_refuses_the_rest() -> None:
+    core = room("qwinto", 3)
+    assert core.join("a", None, "n0", T0)[0] == 0
+    assert core.join("b", 2, "n2", T0)[0] == 2
+    before = fingerprint(core)
+    with pytest.raises(E.SeatTakenError):
+        core.join("c", 0, "x", T0)
+    with pytest.raises(E.NoSuchSeatError):
+        core.join("c", 3, "x", T0)
+    assert fingerprint(core) == before
+    assert core.join("c", None, "n1", T0)[0] == 1
+    with pytest.raises(E.RoomFullError):
+        core.join("d", None, "x", T0)
+    info = core.info()
+    assert [(s.kind, s.name, s.connected) for s in info.seats] == [
+        ("human", "a", True),
+        ("human", "c", True),
+        ("human", "b", True),
+    ]
+
+
+def test_start_needs_every_seat_held_and_the_host_or_a_player() -> None:
+    core = room("qwixx", 2)
+    core.join("a", 0, "n0", T0)
+    with pytest.raises(E.ForbiddenError):
+        core.start(T0)
+    with pytest.raises(E.ForbiddenError):
+        core.may_host("not the key", None)
+    with pytest.raises(E.ForbiddenError):
+        core.may_host(None, 1)  # an open seat is nobody
+    core.may_host("host", None)
+    core.may_host(None, 0)
+    core.add_bots("random", None, T0)
+    out = core.start(T0)
+    info = messages(out, RoomUpdate)[0].info
+    assert info.status == "playing"
+    assert info.commitment == hashlib.sha256(SEED).hexdigest()
+    assert messages(out, Window), "the first window opens at the start"
+    before = fingerprint(core)
+    for refused in (
+        lambda: core.start(T0),
+        lambda: core.join("late", None, "x", T0),
+        lambda: core.add_bots("random", None, T0),
+    ):
+        with pytest.raises(E.AlreadyStartedError):
+            refused()
+    assert fingerprint(core) == before
+
+
+def test_autostart_as_soon_as_every_seat_is_held() -> None:
+    core = room("qwixx", 3, autostart=True)
+    core.join("a", None, "n0", T0)
+    seats, out = core.add_bots("random", 1, T0)
+    assert seats == [1] and core.info().status == "open"
+    _, out = core.join("b", None, "n2", T0)
+    assert core.info().status == "playing"
+    assert [type(m) for m in messages(out)][:2] == [RoomUpdate, RoomUpdate]
+    assert messages(out, RoomUpdate)[-1].info.status == "playing"
+
+    bots_only = room("qwinto", 2, autostart=True)
+    bots_only.add_bots("random", None, T0)
+    assert bots_only.status == "playing"
+
+
+def test_house_bots_take_open_seats_only() -> None:
+    core = room("yamb", 4)
+    core.join("a", 1, "n1", T0)
+    before = fingerprint(core)
+    with pytest.raises(E.NoSuchBotError):
+        core.add_bots("grandmaster", None, T0)
+    assert fingerprint(core) == before
+    assert core.add_bots("random", 2, T0)[0] == [0, 2]
+    assert core.add_bots("random", None, T0)[0] == [3]
+    with pytest.raises(E.RoomFullError):
+        core.add_bots("random", None, T0)
+    assert [s.kind for s in core.seats] == ["bot", "human", "bot", "bot"]
+
+
+def test_leaving_before_the_start_reopens_the_seat_and_kills_its_token() -> None:
+    core, _ = full("qwixx", 2)
+    assert core.check_token(1, "nonce1")
+    out = core.leave(1)
+    assert messages(out, RoomUpdate)[0].info.seats[1].kind == "open"
+    assert not core.check_token(1, "nonce1")
+    core.join("new", 1, "fresh", T0)
+    assert not core.check_token(1, "nonce1")
+    assert core.check_token(1, "fresh")
+    assert not core.check_token(7, "fresh")
+
+
+def test_leaving_during_the_game_keeps_the_seat_for_its_token() -> None:
+    core, _ = full("qwixx", 2)
+    core.start(T0)
+    out = core.leave(1)
+    seat = messages(out, RoomUpdate)[0].info.seats[1]
+    assert (seat.kind, seat.connected) == ("human", False)
+    assert core.check_token(1, "nonce1")
+
+
+def test_presence_is_announced_only_when_it_changes() -> None:
+    core, _ = full("qwixx", 2)
+    assert core.set_connected(0, +1) == []  # a second connection on the same seat
+    assert core.set_connected(0, -1) == []
+    out = core.set_connected(0, -1)
+    assert messages(out, RoomUpdate)[0].info.seats[0].connected is False
+    out = core.set_connected(0, +1)
+    assert messages(out, RoomUpdate)[0].info.seats[0].connected is True
+
+
+# --- acting and turn windows -------------------------------------------------------------------
+
+
+def test_refused_actions_change_nothing() -> None:
+    core, _ = full("qwinto", 2)
+    with pytest.raises(E.NotStartedError):
+        core.act(0, {"type": "pass"}, None, T0)
+    core.start(T0)
+    assert core.state is not None and core.state.actors() == (0,)
+    window = core.window_id
+    assert window is not None
+    before = fingerprint(core)
+    refusals: list[tuple[type[E.ProtocolError], int, dict[str, Any], int | None]] = [
+        (E.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window - 1),
+        (E.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window + 1),
+        (E.NotYourTurnError, 1, {"type": "pass"}, window),
+        (E.NoSuchSeatError, 4, {"type": "pass"}, window),
+        (E.IllegalActionError, 0, {"type": "enter", "row": "red", "box": 0}, window),
+        (E.IllegalActionError, 0, {"type": "roll", "dice": ["purple"]}, None),
+        (E.IllegalActionError, 0, {"type": "fly"}, window),
+    ]
+    for error, seat, action, win in refusals:
+        with pytest.raises(error) as caught:
+            core.act(seat, action, win, T0 + 1)
+        if error is E.IllegalActionError:
+            assert caught.value.body().rule
+        assert fingerprint(core) == before
+
+
+def test_a_shared_window_closes_when_the_last_actor_answers() -> None:
+    core, _ = full("qwixx", 2, turn_window=20)
+    out = core.start(T0)
+    opened = messages(out, Window)[-1]
+    assert {a.seat for a in opened.actors} == {0, 1}
+    assert opened.deadline == int((T0 + 20) * 1000)
+    out = core.act(1, {"type": "pass"}, opened.window, T0 + 1)
+    assert messages(out, WindowClosed) == []
+    assert [m.event for m in messages(out, Event)] == [{"type": "answered", "seat": 1}]
+    with pytest.raises(E.NotYourTurnError):  # answering twice
+        core.act(1, {"type": "pass"}, opened.window, T0 + 2)
+    out = core.act(0, {"type": "pass"}, opened.window, T0 + 3)
+    closed = messages(out, WindowClosed)[0]
+    assert closed.window == opened.window
+    assert {(a.seat, a.default) for a in closed.actions} == {(0, False), (1, False)}
+    following = messages(out, Window)[-1]
+    assert following.window != opened.window
+    assert following.deadline == int((T0 + 3 + 20) * 1000), "a new window, a new deadline"
+
+
+def test_expiry_applies_the_defaults_at_the_deadline_and_not_before() -> None:
+    core, _ = full("qwinto", 1, turn_window=10)
+    core.start(T0)
+    assert core.deadline == T0 + 10
+    before = fingerprint(core)
+    assert core.expire(T0 + 9.99) == []
+    assert fingerprint(core) == before
+    out = core.expire(T0 + 10)
+    closed = messages(out, WindowClosed)[0]
+    assert [(a.seat, a.action, a.default) for a in closed.actions] == [
+        (0, {"type": "roll", "dice": ["red", "yellow", "blue"]}, True)
+    ]
+    assert "rolled" in [m.event["type"] for m in messages(out, Event)]
+    assert core.deadline == T0 + 20
+    out = core.expire(T0 + 20.5)
+    closed = messages(out, WindowClosed)[0]
+    assert [(a.action, a.default) for a in closed.actions] == [({"type": "pass"}, True)]
+    assert core.record is not None
+    assert [e for e in core.record["log"] if "timeout" in e] == [
+        {"seat": 0, "timeout": True},
+        {"seat": 0, "timeout": True},
+    ]
+
+
+def test_a_timed_out_yamb_turn_lists_what_the_default_did() -> None:
+    """A seat that never rolled is rolled for, then written for: each step is one entry
+    marked as a default (the time-out never shows as an entry of its own)."""
+    core, _ = full("yamb", 2, turn_window=5)
+    core.start(T0)
+    assert core.state is not None
+    seat = core.state.actors()[0]
+    out = core.expire(T0 + 5)
+    closed = messages(out, WindowClosed)[0]
+    assert [(a.seat, a.default) for a in closed.actions] == [(seat, True), (seat, True)]
+    assert [a.action["type"] for a in closed.actions if a.action] == ["roll", "write"]
+
+
+def test_a_whole_game_ends_with_the_seed_and_a_record_that_replays() -> None:
+    core = room("qwixx", 3)
+    for i in range(3):
+        core.join("player", None, f"n{i}", T0)  # three people with one name
+    core.start(T0)
+    out = play_out(core, random.Random(7))
+    over = messages(out, GameOver)[0]
+    assert core.status == "over"
+    assert over.seed == SEED.hex()
+    assert hashlib.sha256(bytes.fromhex(over.seed)).hexdigest() == over.commitment
+    assert messages(out, RoomUpdate)[-1].info.status == "over"
+    assert core.record is not None
+    assert core.record["seats"] == ["player", "player (2)", "player (3)"]
+    result = replay(json.loads(json.dumps(core.record)))
+    assert result.verified is True
+    assert result.state.scores() == over.scores
+    assert result.state.winners() == over.winners
+    before = fingerprint(core)
+    with pytest.raises(E.GameOverError):
+        core.act(0, {"type": "pass"}, None, T0)
+    assert core.legal(0) == (None, [], core.state.view(0))  # the final view, no actions
+    with pytest.raises(E.GameOverError):
+        core.join("late", None, "x", T0)
+    assert fingerprint(core) == before
+
+
+# --- views, hidden information, resume ---------------------------------------------------------
+
+
+def qwirkle_started() -> tuple[RoomCore, list[Outgoing]]:
+    core, out = full("qwirkle", 2)
+    out += core.start(T0)
+    return core, out
+
+
+def test_private_events_share_one_seq_and_each_view_is_encoded_once() -> None:
+    _, out = qwirkle_started()
+    draws = [o for o in out if isinstance(o.message, Event) and o.private]
+    assert {next(iter(o.private)) for o in draws} == {0, 1}
+    for o in draws:
+        (owner,) = o.private
+        mine = o.for_seat(owner)
+        assert isinstance(mine, Event) and len(mine.event["tiles"]) == 6
+        assert mine.seq == o.seq
+        for other in (1 - owner, None):
+            theirs = o.for_seat(other)
+            assert isinstance(theirs, Event) and theirs.seq == o.seq
+            assert "tiles" not in theirs.event and theirs.event["count"] == 6
+        for encoding in Encoding:
+            assert o.frame(owner, encoding) is o.frame(owner, encoding)
+            assert o.frame(1 - owner, encoding) is o.frame(None, encoding)
+            assert o.frame(owner, encoding) != o.frame(None, encoding)
+    assert not any("for" in o.for_seat(s).event for o in draws for s in (0, 1, None))  # type: ignore[attr-defined]
+
+
+def test_snapshots_show_each_member_only_its_own_view() -> None:
+    core, _ = qwirkle_started()
+    assert core.state is not None
+    for seat in (0, 1):
+        snap = core.snapshot(seat)
+        assert snap.seq == core.seq and snap.seat == seat
+        assert len(snap.view["hand"]) == 6
+        assert snap.turn is not None and snap.turn.window == core.window_id
+        assert snap.turn.deadline == int(core.deadline * 1000)  # type: ignore[operator]
+    spectator = core.snapshot(None)
+    assert spectator.view["hand"] is None
+    text = json.dumps(spectator.view)
+    for seat in (0, 1):
+        for tile in core.state.hidden(seat):
+            assert json.dumps(tile) not in text
+    assert room("qwixx", 2).snapshot(None).view == {}
+
+
+def test_since_gives_exactly_the_missed_messages_as_that_seat_saw_them() -> None:
+    core, out = qwirkle_started()
+    assert core.since(core.seq, 0) == []
+    assert core.since(core.seq + 1, 0) is None, "a seq from the future: send a snapshot"
+    missed = core.since(2, 1)
+    assert missed is not None
+    assert [m.seq for m in missed] == list(range(3, core.seq + 1))
+    assert missed == [o.for_seat(1) for o in out if o.seq > 2]
+    assert core.since(0, None) == [o.for_seat(None) for o in out]
+
+
+def test_since_refuses_messages_that_aged_out() -> None:
+    core = room("qwixx", 2, history=8)
+    for i in range(2):
+        core.join(f"p{i}", None, f"n{i}", T0)
+    for i in range(10):
+        core.chat(0, "p0", f"line {i}")
+    assert core.seq == 12 and [o.seq for o in core.log] == list(range(5, 13))
+    assert core.since(3, 0) is None
+    kept = core.since(4, 0)
+    assert kept is not None and [m.seq for m in kept] == list(range(5, 13))
+
+
+def test_legal_lists_the_seats_actions_and_the_open_window() -> None:
+    core, _ = full("qwinto", 2)
+    core.start(T0)
+    window, actions, view = core.legal(0)
+    assert window == core.window_id
+    assert view == core.state.view(0)
+    assert {"type": "roll", "dice": ["red", "yellow", "blue"]} in actions
+    assert core.legal(1) == (core.window_id, [], core.state.view(1))
+    assert core.legal(None) == (core.window_id, [], core.state.view(None))
+    with pytest.raises(E.NoSuchSeatError):
+        core.legal(2)

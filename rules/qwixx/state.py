@@ -467,7 +467,7 @@ class QwixxState(State):
         out: JSON = {
             "game": self.game_name,
             "seats": self.seats,
-            "seat": seat,
+            "you": seat,
             "options": dict(self.options),
             "phase": PHASES[self._phase],
             "active": self._active,
@@ -488,8 +488,7 @@ class QwixxState(State):
             "over": self._phase == OVER,
         }
         mine = held[seat] if seat is not None and 0 <= seat < self.seats else None
-        if mine is not None:
-            out["my_answer"] = dict(mine)
+        out["answer"] = None if mine is None else dict(mine)
         return out
 
     def render(self, seat: int, name: str = "") -> str:

@@ -22,7 +22,7 @@ function sheet(ctx, seat, interactive) {
   const marks = new Map();
   if (interactive)
     for (const a of ctx.actions) if (a.type === 'mark') marks.set(`${a.row}/${a.number}`, a);
-  const held = interactive ? view.my_answer : null;
+  const held = interactive ? view.answer : null;
   const rows = ROWS.map((row) => {
     const marked = new Set(data.rows[row]);
     const closed = (view.closed || []).includes(row);
@@ -125,7 +125,7 @@ function controls(ctx) {
 function waitingText(ctx) {
   const view = ctx.view;
   if (view.over) return 'The game is over.';
-  if (ctx.seat !== null && view.my_answer) return 'Your answer is in; waiting for the others.';
+  if (ctx.seat !== null && view.answer) return 'Your answer is in; waiting for the others.';
   if (view.phase === 'colour') return `${seatName(ctx, view.active)} may use a coloured die.`;
   return `Waiting for ${(view.actors || []).map((s) => seatName(ctx, s)).join(', ') || 'the dice'}.`;
 }

@@ -30,7 +30,7 @@ from protocol.messages.server import (
 from rules import RulesError, get_game
 from rules.records import replay
 
-from .client import Client, RoomLost, http_url
+from .client import Client, ConnectionLost, RoomLost, http_url
 
 
 def _fetch_json(url: str) -> Any:
@@ -109,6 +109,7 @@ class Terminal:
         self.deadline_ms: int | None = None
         self.window: int | None = None
         self.over = False
+        self.reconnects = 0
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -152,6 +153,9 @@ class Terminal:
 
     def note(self, message: Any) -> None:
         """One line of the log for a room message."""
+        if self.client.reconnects > self.reconnects:
+            self.reconnects = self.client.reconnects
+            self.say(f"* connection dropped; reconnected to {self.client.url} and caught up")
         match message:
             case Snapshot(info=info):
                 self.names = [s.name or f"seat {s.seat}" for s in info.seats]
@@ -243,6 +247,11 @@ class Terminal:
                 continue
             try:
                 await self.client.act(self.room, action, window=self.window)
+            except ConnectionLost:
+                self.say("! the connection dropped before the server answered; reconnecting")
+                actions = await self.refresh()  # the seat's actions as the room now sees them
+                shown = 0
+                continue
             except E.ProtocolError as exc:
                 rule = f" [{exc.rule}]" if exc.rule else ""
                 self.say(f"! {exc.name}: {exc.message}{rule}")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from tests.support.proxy import cuttable_proxy
 from tests.support.servers import ROOT, ServerProcess
 
 
@@ -28,6 +29,7 @@ class Terminal:
         )
         os.close(slave)
         self.screen = ""
+        self.transcript = ""
 
     def read_until(self, pattern: str, timeout: float) -> str:
         """Everything up to and including the first match of `pattern` not yet consumed."""
@@ -37,6 +39,7 @@ class Terminal:
             match = regex.search(self.screen)
             if match:
                 seen, self.screen = self.screen[: match.end()], self.screen[match.end() :]
+                self.transcript += seen
                 return seen
             left = deadline - time.monotonic()
             assert left > 0, (
@@ -86,6 +89,31 @@ def test_a_whole_qwinto_game_at_the_terminal(server: ServerProcess) -> None:
         assert term.proc.wait(15) == 0
     finally:
         term.close()
+
+
+def test_the_game_goes_on_after_the_network_drops(server: ServerProcess) -> None:
+    with cuttable_proxy(server.port) as proxy:
+        term = Terminal("play", "--url", proxy.url, "--game", "qwixx", "--name", "Cy")
+        try:
+            term.read_until(r"your move \(help for help\): ", 30)
+            term.type("1")
+            moves, cut = 1, False
+            while True:
+                seen = term.read_until(r"your move \(help for help\): |Game record: .*\n", 60)
+                if "Game record:" in seen:
+                    break
+                if moves == 3 and not cut:
+                    proxy.cut()  # the player is mid-game, prompt on screen, when the line drops
+                    cut = True
+                term.type("1")
+                moves += 1
+                assert moves < 500
+            assert proxy.cuts == 1
+            assert "reconnected to" in term.transcript
+            assert "* game over:" in seen and "the dice check out" in seen
+            assert term.proc.wait(15) == 0
+        finally:
+            term.close()
 
 
 def test_quit_leaves_cleanly_and_keeps_the_seat(server: ServerProcess) -> None:

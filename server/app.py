@@ -61,7 +61,7 @@ class Config:
     @classmethod
     def from_env(cls, **overrides: Any) -> Config:
         cfg = cls()
-        if "DICEHALL_SECRET" in os.environ:
+        if os.environ.get("DICEHALL_SECRET"):  # empty means unset: shared through Redis
             cfg.secret = os.environ["DICEHALL_SECRET"].encode()
         if "DICEHALL_TURN_WINDOW" in os.environ:
             cfg.turn_window = int(os.environ["DICEHALL_TURN_WINDOW"])

@@ -49,6 +49,7 @@ class Connection:
         self._closing: Close | None = None
         self._fanout_latency = fanout_latency
         self._slow_dropped = slow_dropped
+        self._leaving: asyncio.Task[None] | None = None
         self.services = services
 
     # --- Sink: what the session produces --------------------------------------------------
@@ -76,6 +77,9 @@ class Connection:
                 self._slow_dropped.inc()
             self._queue.clear()
             self.close(CloseCode.SLOW_CONSUMER, "outbound queue full: read faster")
+            # Its socket may stay stuck for a long time (nothing can flush it): leave its
+            # rooms now, so its seats show as gone, rather than when the socket closes.
+            self._leaving = asyncio.get_running_loop().create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
         self._wake.set()

@@ -1,0 +1,59 @@
+"""What several end-to-end modules share: rooms, metrics, and a client made to stall."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from tests.support.servers import ServerProcess
+
+from .wire import RawClient
+
+
+async def new_room(host: RawClient, game: str, seats: int, **fields: Any) -> str:
+    info = await host.call("create", game=game, seats=seats, **fields)
+    room: str = info["room"]["room"]
+    return room
+
+
+def metrics(server: ServerProcess) -> dict[str, float]:
+    """`/metrics` as {name{labels}: value}, plus every metric name with value 0 from HELP."""
+    status, text = server.get("/metrics")
+    assert status == 200
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            out.setdefault(line.split()[2], 0.0)
+        elif line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = float(value)
+    return out
+
+
+def dropped(server: ServerProcess) -> float:
+    """Connections the server cut off for not reading (close 4003)."""
+    return metrics(server)["dicehall_slow_consumers_dropped_total"]
+
+
+async def stall(server: ServerProcess, slow: RawClient, rooms: int = 12) -> None:
+    """Back `slow` up until the server cuts it off: it watches `rooms` four-bot Yamb games
+    (~400 kB of JSON each, enough to fill any loopback socket) and reads none of it.
+
+    `slow` must have been opened on `small_socket(...)` with `max_queue=1`. Returns once
+    /metrics counts one more slow consumer dropped; the server's writer for `slow` is then
+    blocked on a full socket, until `slow` reads again.
+    """
+    before = dropped(server)
+    host = await RawClient.open(server.ws)
+    busy = [await new_room(host, "yamb", 4, public=False) for _ in range(rooms)]
+    for room in busy:
+        await slow.call("spectate", room=room)
+    for room in busy:
+        await host.call("add_bots", room=room)
+        await host.call("start", room=room)
+    deadline = time.monotonic() + 60
+    while dropped(server) < before + 1:
+        assert time.monotonic() < deadline, "the slow client was never cut off"
+        await asyncio.sleep(0.1)  # polling /metrics: there is no event to await
+    await host.close()

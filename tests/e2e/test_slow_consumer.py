@@ -1,0 +1,92 @@
+"""A client that stops reading is cut off (4003) and never delays anyone else's window.
+
+A real server with a small outbound queue (`--max-queue`). The slow client watches the
+measured room and busy house-bot rooms, and reads nothing, so its socket backs up and its
+queue fills. Meanwhile a player and a house bot play the measured room: every one of its
+windows must close because both answered, never because a deadline passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.servers import ServerProcess, running_server
+
+from .helpers import dropped, new_room, stall
+from .wire import RawClient, small_socket
+
+MAX_QUEUE = 64
+TURN_WINDOW = 5
+
+
+@pytest.fixture
+def small_queue_server() -> Iterator[ServerProcess]:
+    with running_server("--max-queue", str(MAX_QUEUE)) as s:
+        yield s
+
+
+def seat_connected(server: ServerProcess, room: str) -> bool:
+    """Whether seat 0 of a public room shows as connected in the HTTP lobby."""
+    status, body = server.get("/api/rooms")
+    assert status == 200
+    (info,) = [r for r in json.loads(body) if r["room"] == room]
+    connected: bool = info["seats"][0]["connected"]
+    return connected
+
+
+async def test_a_client_that_stops_reading_is_cut_off_without_delaying_others(
+    small_queue_server: ServerProcess,
+) -> None:
+    server = small_queue_server
+    player = await RawClient.open(server.ws, hello={"name": "Ada"})
+    room = await new_room(player, "yamb", 2, turn_window=TURN_WINDOW, public=False)
+    await player.call("join", room=room, seat=0)
+    await player.call("add_bots", room=room)
+    slow = await RawClient.open(server.ws, sock=small_socket(server.ws), max_queue=1)
+    await slow.call("spectate", room=room)
+    table = await new_room(slow, "qwixx", 2, name="slow reader's table")
+    await slow.call("join", room=table)
+    assert dropped(server) == 0
+    await player.call("start", room=room)
+
+    cut_at: float | None = None
+    windows_after_cut = 0
+
+    def enough(m: dict[str, Any]) -> bool:
+        nonlocal windows_after_cut
+        if cut_at is not None and m.get("type") == "window_closed":
+            windows_after_cut += 1
+        return windows_after_cut >= 6
+
+    playing = asyncio.create_task(player.play_until(room, 0, enough, random.Random(2), 90))
+    await stall(server, slow)
+    assert not playing.done(), "the game stopped while a spectator did not read"
+    cut_at = time.monotonic()
+    await asyncio.wait_for(playing, 60)
+
+    # Every window of the measured room closed by answers, and promptly.
+    closed = [m for m in player.room_messages(room) if m["type"] == "window_closed"]
+    assert len(closed) >= 10
+    assert all(not a["default"] for m in closed for a in m["actions"])
+    arrivals = [t for m, t in zip(player.log, player.times, strict=True) if m.get("room") == room]
+    assert max(b - a for a, b in itertools.pairwise(arrivals)) < TURN_WINDOW / 2
+    await player.sync()  # the player's connection is unaffected
+
+    # Cut off, it is gone from its rooms at once, though its socket is still stuck.
+    assert seat_connected(server, table) is False
+
+    # The slow client, reading again, finds the goodbye and the close frame: 4003.
+    code, reason = await slow.until_closed(timeout=60)
+    assert code == 4003
+    assert slow.log[-1] == {"type": "goodbye", "code": 4003, "reason": reason}
+    assert [m["seq"] for m in slow.room_messages(room)][-1] < closed[-1]["seq"]
+    assert dropped(server) == 1
+    await player.close()

@@ -1,0 +1,393 @@
+"""Sessions with an in-memory sink: the real server parts (backend, room actors, hub,
+house bots), no sockets.
+
+The sink records what a connection would have written, as message objects, so each test
+can check a member's whole stream: one reply per request, then a snapshot or the missed
+messages, then live ones, without a gap or a duplicate, however commands interleave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import pytest
+
+from protocol import errors as E
+from protocol.messages import client as C
+from protocol.messages.common import Action
+from protocol.messages.server import (
+    Chat,
+    GameOver,
+    RoomMessage,
+    RoomUpdate,
+    ServerMessage,
+    Snapshot,
+)
+from server.app import Config, Server
+from server.room import Outgoing
+from server.session import Session
+
+
+@contextlib.asynccontextmanager
+async def running() -> AsyncIterator[Server]:
+    """The process-wide parts of a server, started in this event loop."""
+    server = Server(Config(secret=b"0123456789abcdef0123456789abcdef"))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+class Member:
+    """A session and its sink: replies and messages, in the order they were produced."""
+
+    def __init__(self, server: Server) -> None:
+        self.out: list[Any] = []
+        self.session = Session(server.services, self)
+        self._ids = itertools.count(1)
+        self.over = asyncio.Event()
+
+    # --- Sink -----------------------------------------------------------------------------
+
+    def reply(self, request_id: int, result: msgspec.Struct) -> None:
+        self.out.append(("reply", request_id, result))
+
+    def fail(self, request_id: int, error: E.ProtocolError) -> None:
+        self.out.append(("fail", request_id, error))
+
+    def message(self, message: ServerMessage) -> None:
+        self._got(message)
+
+    def room(self, out: Outgoing, seat: int | None) -> None:
+        self._got(out.for_seat(seat))
+
+    def replaced(self, room: str) -> None:
+        self.out.append(("replaced", room))
+
+    def _got(self, message: ServerMessage) -> None:
+        self.out.append(message)
+        if isinstance(message, GameOver):
+            self.over.set()
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def ask(self, kind: type[C.Request], **fields: Any) -> Any:
+        """Handle one request; exactly one answer comes out: its result, or it raises."""
+        rid = next(self._ids)
+        await self.session.handle(kind(id=rid, **fields))
+        answers = [a for a in self.out if isinstance(a, tuple) and a[1] == rid]
+        assert len(answers) == 1, f"{len(answers)} answers to request {rid}"
+        what, _, value = answers[0]
+        if what == "fail":
+            raise value
+        return value
+
+    def stream(self, room: str, since: int = 0) -> list[RoomMessage]:
+        return [m for m in self.out[since:] if isinstance(m, RoomMessage) and m.room == room]
+
+    def position_of_reply(self, rid: int) -> int:
+        return next(i for i, a in enumerate(self.out) if isinstance(a, tuple) and a[1] == rid)
+
+
+def contiguous(stream: list[RoomMessage]) -> list[int]:
+    """The seqs after a leading snapshot; asserts they go up by one, no gap, no repeat."""
+    assert isinstance(stream[0], Snapshot)
+    numbers = [m.seq for m in stream[1:]]
+    assert numbers == list(range(stream[0].seq + 1, stream[0].seq + 1 + len(numbers)))
+    assert not any(isinstance(m, Snapshot) for m in stream[1:])
+    return numbers
+
+
+async def hello(server: Server, name: str = "p", tokens: list[str] | None = None) -> Member:
+    member = Member(server)
+    await member.ask(C.Hello, client="test", name=name, tokens=tokens or [])
+    return member
+
+
+async def create(host: Member, game: str, seats: int, **fields: Any) -> str:
+    result = await host.ask(C.Create, game=game, seats=seats, public=False, **fields)
+    room: str = result.room.room
+    return room
+
+
+def act(action: dict[str, Any]) -> Action:
+    return msgspec.convert(action, Action)
+
+
+# --- catching up while the room moves --------------------------------------------------------
+
+
+async def test_concurrent_joins_each_get_a_snapshot_then_every_later_message() -> None:
+    async with running() as server:
+        host = await hello(server)
+        room = await create(host, "qwinto", 4, autostart=True)
+        members = [await hello(server, f"p{i}") for i in range(4)]
+        await asyncio.gather(*(m.ask(C.Join, room=room) for m in members))
+        ends = set()
+        seats = set()
+        statuses = set()
+        for m in members:
+            stream = m.stream(room)
+            join_id = 2  # after hello
+            assert m.position_of_reply(join_id) < m.out.index(stream[0]), "reply, then snapshot"
+            numbers = contiguous(stream)
+            snapshot = stream[0]
+            assert isinstance(snapshot, Snapshot)
+            ends.add((numbers or [snapshot.seq])[-1])
+            seats.add(snapshot.seat)
+            statuses.add(snapshot.info.status)
+        assert len(ends) == 1, "every member is at the room's latest message"
+        assert seats == {0, 1, 2, 3}
+        assert "playing" in statuses, "the last one in saw the game started"
+
+
+async def test_spectators_arriving_mid_game_miss_nothing_and_see_nothing_twice() -> None:
+    """House bots play a Yamb game as fast as they can while spectators keep arriving."""
+    async with running() as server:
+        host = await hello(server)
+        room = await create(host, "yamb", 4)
+        await host.ask(C.AddBots, room=room)
+        await host.ask(C.Start, room=room)
+        watchers = []
+        for _ in range(8):
+            for _ in range(40):
+                await asyncio.sleep(0)  # let the bots move between arrivals
+            w = await hello(server)
+            await w.ask(C.Spectate, room=room)
+            watchers.append(w)
+        for w in watchers:
+            await asyncio.wait_for(w.over.wait(), 30)
+        started = [w.stream(room)[0].seq for w in watchers]
+        assert len(set(started)) > 4, "the spectators arrived at different moments"
+        for w in watchers:
+            numbers = contiguous(w.stream(room))
+            over = next(m for m in w.stream(room) if isinstance(m, GameOver))
+            assert over.seq in numbers
+
+
+# --- resume ----------------------------------------------------------------------------------
+
+
+async def seated_pair(server: Server) -> tuple[Member, Member, str, str]:
+    """Ada (seat 0, with her token) and Bo (seat 1) in a started Qwixx room."""
+    ada = await hello(server, "Ada")
+    bo = await hello(server, "Bo")
+    room = await create(ada, "qwixx", 2, turn_window=600)
+    token = (await ada.ask(C.Join, room=room)).token
+    await bo.ask(C.Join, room=room)
+    await ada.ask(C.Start, room=room)
+    return ada, bo, room, token
+
+
+async def test_resume_sends_exactly_the_missed_messages_then_live_ones() -> None:
+    async with running() as server:
+        ada, bo, room, token = await seated_pair(server)
+        last_seq = ada.stream(room)[-1].seq
+        await ada.session.disconnected()
+        for i in range(3):
+            await bo.ask(C.SendChat, room=room, text=f"missed {i}")
+
+        back = await hello(server, "Ada", [token])
+        held = back.out[0][2]
+        assert [(s.room, s.seat) for s in held.seats] == [(room, 0)] and held.rejected == []
+        await bo.ask(C.SendChat, room=room, text="before the resume")
+        assert back.stream(room) == [], "a seat taken back waits for its resume"
+        with pytest.raises(E.NotSeatedError):
+            await back.ask(C.Legal, room=room)
+
+        mark = len(back.out)
+        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        assert resumed.mode == "events"
+        caught = back.stream(room, mark)
+        assert [m.seq for m in caught[: resumed.seq - last_seq]] == list(
+            range(last_seq + 1, resumed.seq + 1)
+        )
+        texts = [m.text for m in caught if isinstance(m, Chat)]
+        assert texts == ["missed 0", "missed 1", "missed 2", "before the resume"]
+        presence = [m for m in caught if isinstance(m, RoomUpdate)]
+        assert [u.info.seats[0].connected for u in presence] == [False, True]
+        await bo.ask(C.SendChat, room=room, text="live")
+        whole = ada.stream(room) + back.stream(room)
+        assert contiguous(whole)[-1] == whole[-1].seq
+        assert isinstance(whole[-1], Chat) and whole[-1].text == "live"
+        legal = await back.ask(C.Legal, room=room)
+        assert legal.view["you"] == 0
+
+
+async def test_resume_after_the_log_moved_on_sends_a_snapshot() -> None:
+    async with running() as server:
+        ada, bo, room, token = await seated_pair(server)
+        last_seq = ada.stream(room)[-1].seq
+        await ada.session.disconnected()
+        for i in range(1100):  # more than a room keeps
+            await bo.ask(C.SendChat, room=room, text=f"line {i}")
+        back = await hello(server, "Ada", [token])
+        mark = len(back.out)
+        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        assert resumed.mode == "snapshot"
+        caught = back.stream(room, mark)
+        assert isinstance(caught[0], Snapshot) and caught[0].seq == resumed.seq
+        assert caught[0].seat == 0 and caught[0].info.status == "playing"
+        assert contiguous(caught) == [resumed.seq + 1]  # the seat shows as connected again
+
+        future = await back.ask(C.Resume, room=room, last_seq=resumed.seq + 50)
+        assert future.mode == "snapshot"
+
+
+async def test_a_connected_member_may_resume_to_fill_a_gap() -> None:
+    async with running() as server:
+        ada, bo, room, _ = await seated_pair(server)
+        for i in range(3):
+            await bo.ask(C.SendChat, room=room, text=f"{i}")
+        seq = ada.stream(room)[-1].seq
+        mark = len(ada.out)
+        resumed = await ada.ask(C.Resume, room=room, last_seq=seq - 3)
+        assert (resumed.mode, resumed.seq) == ("events", seq)
+        await bo.ask(C.SendChat, room=room, text="next")
+        assert [m.seq for m in ada.stream(room, mark)] == [seq - 2, seq - 1, seq, seq + 1]
+
+
+async def test_hello_takes_back_only_seats_its_tokens_prove() -> None:
+    async with running() as server:
+        _, bo, room, token = await seated_pair(server)
+        other = await create(bo, "qwixx", 2)
+        forged = [
+            "garbage",
+            token[:-1] + ("A" if token[-1] != "A" else "B"),
+            token.replace(room, other),
+        ]
+        thief = await hello(server, "T", [*forged, token])
+        result = thief.out[0][2]
+        assert result.rejected == [0, 1, 2]
+        assert [(s.room, s.seat) for s in result.seats] == [(room, 0)]
+        with pytest.raises(E.NotInRoomError):
+            await thief.ask(C.Resume, room=other, last_seq=0)
+
+
+# --- membership ------------------------------------------------------------------------------
+
+
+async def test_a_spectator_whose_join_fails_keeps_watching() -> None:
+    async with running() as server:
+        _, bo, room, _ = await seated_pair(server)
+        watcher = await hello(server, "W")
+        await watcher.ask(C.Spectate, room=room)
+        with pytest.raises(E.AlreadyStartedError):
+            await watcher.ask(C.Join, room=room)
+        await bo.ask(C.SendChat, room=room, text="still there?")
+        await watcher.ask(C.SendChat, room=room, text="yes")
+        last = watcher.stream(room)[-2:]
+        assert [m.text for m in last if isinstance(m, Chat)] == ["still there?", "yes"]
+        contiguous(watcher.stream(room))
+
+
+async def test_leaving_stops_the_stream_and_strangers_get_not_in_room() -> None:
+    async with running() as server:
+        _, bo, room, _ = await seated_pair(server)
+        watcher = await hello(server, "W")
+        await watcher.ask(C.Spectate, room=room)
+        await watcher.ask(C.Leave, room=room)
+        count = len(watcher.stream(room))
+        await bo.ask(C.SendChat, room=room, text="gone?")
+        assert len(watcher.stream(room)) == count
+        for kind, fields in (
+            (C.SendChat, {"text": "hi"}),
+            (C.Leave, {}),
+            (C.Legal, {}),
+            (C.Act, {"action": act({"type": "pass"})}),
+        ):
+            with pytest.raises(E.NotInRoomError):
+                await watcher.ask(kind, room=room, **fields)
+        await watcher.ask(C.Spectate, room=room)
+        with pytest.raises(E.NotSeatedError):
+            await watcher.ask(C.Act, room=room, action=act({"type": "pass"}))
+
+
+async def test_disconnecting_shows_the_seat_as_gone_and_keeps_it() -> None:
+    async with running() as server:
+        ada, bo, room, _ = await seated_pair(server)
+        await ada.session.disconnected()
+        update = bo.stream(room)[-1]
+        assert isinstance(update, RoomUpdate)
+        assert (update.info.seats[0].kind, update.info.seats[0].connected) == ("human", False)
+        intruder = await hello(server, "I")
+        with pytest.raises(E.AlreadyStartedError):
+            await intruder.ask(C.Join, room=room, seat=0)
+
+
+async def test_house_bots_play_through_the_same_sessions() -> None:
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        room = await create(ada, "qwixx", 3)
+        await ada.ask(C.Spectate, room=room)
+        assert (await ada.ask(C.AddBots, room=room, count=3)).seats == [0, 1, 2]
+        assert len(server.bots) >= 3
+        await ada.ask(C.Start, room=room)
+        await asyncio.wait_for(ada.over.wait(), 30)
+        contiguous(ada.stream(room))
+        assert all(bot.errors == 0 for (r, _), bot in server.bots.items() if r == room)
+        final = ada.stream(room)[-1]
+        assert isinstance(final, RoomUpdate) and final.info.status == "over"
+
+
+async def test_a_spectator_that_sits_down_stops_counting_as_a_spectator() -> None:
+    async with running() as server:
+        host = await hello(server, "H")
+        room = await create(host, "qwixx", 2)
+        member = await hello(server, "M")
+        await member.ask(C.Spectate, room=room)
+        await host.ask(C.AddBots, room=room, count=1)
+        watched = member.stream(room)
+        mark = len(member.out)
+        assert (await member.ask(C.Join, room=room)).seat == 1
+        snapshot = member.stream(room, mark)[0]
+        assert isinstance(snapshot, Snapshot) and snapshot.seat == 1
+        assert snapshot.info.spectators == 0
+        assert watched[-1].seq <= snapshot.seq, "the seat's snapshot takes over, no gap"
+        await member.ask(C.Leave, room=room)
+        with pytest.raises(E.NotInRoomError):
+            await member.ask(C.SendChat, room=room, text="hi")
+
+
+async def test_a_token_takes_the_seat_over_from_a_live_connection() -> None:
+    async with running() as server:
+        ada, bo, room, token = await seated_pair(server)
+        again = await hello(server, "Ada", [token])
+        last = ada.stream(room)[-1].seq
+        await again.ask(C.Resume, room=room, last_seq=last)
+        assert ("replaced", room) in ada.out
+        count = len(ada.stream(room))
+        await bo.ask(C.SendChat, room=room, text="who is there?")
+        assert len(ada.stream(room)) == count, "the replaced connection gets nothing more"
+        with pytest.raises(E.NotInRoomError):
+            await ada.ask(C.Legal, room=room)
+        assert (await again.ask(C.Legal, room=room)).view["you"] == 0
+        updates = [m for m in bo.stream(room) if isinstance(m, RoomUpdate)]
+        assert all(u.info.seats[0].connected for u in updates), "the seat never looked empty"
+        await ada.session.disconnected()  # the old socket closing later changes nothing
+        assert isinstance(bo.stream(room)[-1], Chat)
+
+
+async def test_leaving_twice_at_once_lets_go_of_everything_exactly_once() -> None:
+    """A connection cut off for reading too slowly leaves at once, and again when its
+    socket closes; the two may overlap."""
+    async with running() as server:
+        ada, bo, room, _ = await seated_pair(server)
+        other = await create(bo, "qwixx", 2)
+        stays = await hello(server, "S")
+        await stays.ask(C.Spectate, room=other)
+        await ada.ask(C.Spectate, room=other)
+        mark = len(bo.out)
+        await asyncio.gather(ada.session.disconnected(), ada.session.disconnected())
+        updates = [m for m in bo.stream(room, mark) if isinstance(m, RoomUpdate)]
+        assert [u.info.seats[0].connected for u in updates] == [False]
+        late = await hello(server, "L")
+        await late.ask(C.Spectate, room=other)
+        snapshot = late.stream(other)[0]
+        assert isinstance(snapshot, Snapshot) and snapshot.info.spectators == 2  # S and L

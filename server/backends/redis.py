@@ -3,7 +3,11 @@
 - A room is owned by one process at a time: a lease key with a TTL that the owner renews.
   Only the owner runs the room's actor.
 - Commands from sessions on other processes reach the owner on the room's command channel;
-  the owner answers on the asking process's reply channel.
+  the owner answers on the asking process's reply channel and in a short-lived reply key.
+  Pub/sub drops what arrives while a connection is down, so the asker sends a command again
+  each second until answered (the owner runs each one once) and reads the key if the
+  published answer went missing. A command that may have run on an owner that is gone is
+  failed (`unavailable`), never run twice; reads are simply asked again.
 - After each command the owner *commits*: it appends the room's new messages to a stream
   (the durable log) and writes the room's snapshot, and only then publishes them on the
   room's event channel and answers. Each process subscribes once per room it has members
@@ -11,6 +15,12 @@
   that sees a gap in a room's seq fills it from the stream.
 - When an owner dies its lease expires; every process scans for rooms without a lease and
   one of them takes the room over from its snapshot and the stream's tail.
+- Commits are fenced: one script checks the lease and the log's last seq and writes the
+  log, the snapshot and the lease together, so an owner that lost its room (it froze past
+  its lease, or Redis restarted and another process got there first) can never write over
+  the new owner's. It stops running the room instead, and its callers retry on the new one.
+- Redis may come back empty (a restart without persistence): an owner that finds the log
+  behind its room writes the room back whole.
 - With `cluster=True` every key and channel of a room shares the hash tag `{room}`, so a room
   lives on one shard, and channels use sharded pub/sub (SPUBLISH / SSUBSCRIBE).
 """
@@ -23,13 +33,16 @@ import itertools
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError, ResponseError
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import RedisError
 
 from protocol import errors as E
 from protocol.messages.common import RoomInfo
@@ -37,7 +50,18 @@ from rules import get_game
 
 from .. import snapshot
 from ..actor import BotSpawner, RoomActor
-from ..commands import RESULTS, Command, CommandType, RoomMessageType
+from ..commands import (
+    RESULTS,
+    Command,
+    CommandType,
+    LegalCmd,
+    PresenceCmd,
+    RoomMessageType,
+    Sync,
+    SyncCmd,
+    TokenCmd,
+    WatchCmd,
+)
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
@@ -54,11 +78,11 @@ LOBBY = "dh:lobby"
 SECRET = "dh:token-secret"
 RECORD_TTL = 7 * 24 * 3600
 
-# KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms -> 1 renewed, 2 re-created, 0 lost.
+# KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms -> 1 renewed, 2 gone (write the room back), 0 lost.
 _RENEW = """
 local v = redis.call('get', KEYS[1])
 if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-if not v then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
+if not v then return 2 end
 return 0
 """
 # KEYS[1] lease, ARGV[1] owner -> 1 released.
@@ -66,6 +90,41 @@ _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+# KEYS: lease, log, snapshot, record. ARGV: owner, lease ms, log length, snapshot, record
+# ('' for none), record ttl s, rewrite ('1': the entries replace the log), the room's seq,
+# then seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or
+# a log past this room's seq); 2 the log is behind the room (Redis lost it): write again
+# with rewrite; 1 written, lease held or taken back.
+_COMMIT = """
+local owner = redis.call('get', KEYS[1])
+if owner and owner ~= ARGV[1] then return 0 end
+local last = 0
+local top = redis.call('xrevrange', KEYS[2], '+', '-', 'COUNT', 1)
+if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
+local seq = tonumber(ARGV[8])
+if last > seq then return 0 end
+if ARGV[7] == '1' then
+  redis.call('del', KEYS[2])
+  last = 0
+else
+  local first = seq + 1
+  if #ARGV >= 9 then first = tonumber(ARGV[9]) end
+  if last < first - 1 then return 2 end
+end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 9, #ARGV, 2 do
+  if tonumber(ARGV[i]) > last then
+    redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], ARGV[i] .. '-1', 'm', ARGV[i + 1])
+  end
+end
+redis.call('set', KEYS[3], ARGV[4])
+if ARGV[5] ~= '' then redis.call('set', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
+return 1
+"""
+
+RETRY_SAFE = (LegalCmd, SyncCmd, TokenCmd, WatchCmd, PresenceCmd)
+"""Commands that may be sent again when their owner vanished before answering: reads, and
+presence counts, which are not in a snapshot (a new owner counts them from zero)."""
 
 
 def lease_key(room: str) -> str:
@@ -96,6 +155,12 @@ def reply_channel(proc: str) -> str:
     return f"dh:{{proc-{proc}}}:reply"
 
 
+def reply_key(proc: str, rid: int) -> str:
+    """A reply is also kept here a while: one published while the asker's pub/sub
+    connection was down (CLIENT KILL, a blip) is not lost, only late."""
+    return f"dh:{{proc-{proc}}}:reply:{rid}"
+
+
 def pack_outgoing(out: Outgoing) -> dict[str, Any]:
     return {"m": out.message, "p": {str(k): v for k, v in out.private.items()}}
 
@@ -107,7 +172,15 @@ def unpack_outgoing(data: dict[str, Any]) -> Outgoing:
 
 
 class _Retry(Exception):
-    """The room has no reachable owner yet: try again shortly."""
+    """The command was not run (the room has no reachable owner yet): try again shortly."""
+
+
+class _Fenced(Exception):
+    """Another process runs the room now: this one must not write it."""
+
+
+class _Gone(Exception):
+    """The owner a command was sent to lost the room (or never answered): it may have run."""
 
 
 class RedisBackend(Backend):
@@ -136,12 +209,25 @@ class RedisBackend(Backend):
         self.redis: Any = None
         self._pubsub: Any = None
         self._actors: dict[str, RoomActor] = {}
+        self._lost: set[int] = set()
+        """The ids of cores whose room another process runs now: never written again."""
+        self._writing: dict[str, asyncio.Lock] = {}
+        """One writer per room at a time: the actor's commits, lease upkeep, resyncs."""
         self._interest: dict[str, int] = {}
         """Local members per room: the event channel is subscribed while this is > 0."""
+        self._channels: set[str] = set()
+        """Rooms whose event channel is subscribed."""
         self._last_seq: dict[str, int] = {}
+        """Per room with local members: every message up to this seq was delivered here."""
         self._pending: dict[int, tuple[asyncio.Future[Any], Any]] = {}
+        self._served: OrderedDict[tuple[str, int], dict[str, Any] | None] = OrderedDict()
+        """Forwarded commands run lately, by (asking process, rid), with their replies (None:
+        running): one sent twice runs once, and the second gets the reply again (the first
+        may have been lost, with Redis's data even)."""
         self._ids = itertools.count(1)
         self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[None]] = set()
+        self._secret: bytes | None = None
         self._healthy = False
         self._stopping = False
         self._sub_lock = asyncio.Lock()
@@ -156,9 +242,13 @@ class RedisBackend(Backend):
             self.redis = RedisCluster.from_url(self.url)
             await self.redis.initialize()
         else:
-            self.redis = aioredis.Redis.from_url(self.url)
+            # A connection Redis closed (CLIENT KILL, an idle timeout) is reopened and the
+            # command sent again: every write here is idempotent or deduplicated.
+            retry = Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3)
+            self.redis = aioredis.Redis.from_url(self.url, retry=retry)
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
+        self._commit_script = self.redis.register_script(_COMMIT)
         self._pubsub = self.redis.pubsub()
         await self._subscribe_channel(reply_channel(self.proc))
         self._healthy = True
@@ -171,9 +261,9 @@ class RedisBackend(Backend):
         self._stopping = True
         for room in list(self._actors):
             await self._give_up(room, release=True)
-        for task in self._tasks:
+        for task in [*self._tasks, *self._background]:
             task.cancel()
-        for task in self._tasks:
+        for task in [*self._tasks, *self._background]:
             with contextlib.suppress(asyncio.CancelledError, RedisError):
                 await task
         with contextlib.suppress(RedisError, RuntimeError):
@@ -185,10 +275,17 @@ class RedisBackend(Backend):
         """Created once by whichever process asks first; Redis access already implies trust."""
         await self.redis.set(SECRET, secrets.token_hex(32), nx=True)
         secret: bytes = await self.redis.get(SECRET)
+        self._secret = secret
         return secret
 
     def ready(self) -> bool:
         return self._healthy and not self._stopping
+
+    def _spawn(self, job: Any) -> None:
+        """Run `job` in the background, kept (and cancelled at stop) until it is done."""
+        task = asyncio.get_running_loop().create_task(job)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _publish(self, channel: str, data: Any) -> int:
         payload = _ENC.encode(data)
@@ -203,12 +300,31 @@ class RedisBackend(Backend):
             await self._pubsub.ssubscribe(channel)
         else:
             await self._pubsub.subscribe(channel)
+        self._watch_reconnects()
 
     async def _unsubscribe_channel(self, channel: str) -> None:
         if self.cluster:
             await self._pubsub.sunsubscribe(channel)
         else:
             await self._pubsub.unsubscribe(channel)
+
+    def _watch_reconnects(self) -> None:
+        """Hear of every reconnect of a pub/sub connection (CLIENT KILL, a blip): what was
+        published while it was down is not coming, so it is read from the logs instead."""
+        pubsubs = [self._pubsub, *getattr(self._pubsub, "node_pubsub_mapping", {}).values()]
+        for pubsub in pubsubs:
+            if pubsub.connection is not None:  # registering twice is a no-op
+                pubsub.connection.register_connect_callback(self._pubsub_reconnected)
+
+    def _pubsub_reconnected(self, connection: Any) -> None:
+        """Called once the connection is back and subscribed again (redis-py resubscribes
+        first): fill every room's gap from its stream."""
+        if not self._stopping:
+            self._spawn(self._refill())
+
+    async def _refill(self) -> None:
+        for room in list(self._interest):
+            await self._fill_gap(room, None)
 
     async def _listen(self) -> None:
         """Every channel this process listens to, on one connection; reconnects with backoff."""
@@ -217,7 +333,7 @@ class RedisBackend(Backend):
             try:
                 if self.cluster:
                     message = await self._pubsub.get_sharded_message(
-                        ignore_subscribe_messages=True, timeout=1.0
+                        ignore_subscribe_messages=True, timeout=0.02
                     )
                 else:
                     message = await self._pubsub.get_message(
@@ -226,7 +342,7 @@ class RedisBackend(Backend):
                 backoff = 0.05
                 if not self._healthy:
                     self._healthy = True
-                    await self._resync_after_outage()
+                    self._spawn(self._resync_after_outage())
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
@@ -244,21 +360,28 @@ class RedisBackend(Backend):
 
     def _dispatch(self, channel: str, data: Any) -> None:
         if channel == reply_channel(self.proc):
-            pending = self._pending.pop(data["rid"], None)
-            if pending is not None and not pending[0].done():
-                fut, typ = pending
-                if data["ok"]:
-                    fut.set_result(msgspec.convert(data["result"], typ) if typ else None)
-                else:
-                    err = data["error"]
-                    cls = E.by_code(err["code"]) or E.InternalError
-                    fut.set_exception(cls(err["message"], rule=err.get("rule")))
+            self._resolve(data)
             return
         room = channel.split("{", 1)[1].split("}", 1)[0]
         if channel.endswith(":cmd"):
-            asyncio.get_running_loop().create_task(self._serve_command(room, data))
+            self._spawn(self._serve_command(room, data))
         elif channel.endswith(":ev") and data["from"] != self.proc:
-            asyncio.get_running_loop().create_task(self._receive_events(room, data["out"]))
+            self._spawn(self._receive_events(room, data["out"]))
+
+    def _resolve(self, data: Any) -> None:
+        """An owner's reply to a forwarded command: the waiting future gets its outcome."""
+        pending = self._pending.pop(data["rid"], None)
+        if pending is None or pending[0].done():
+            return
+        fut, typ = pending
+        if data["ok"]:
+            fut.set_result(msgspec.convert(data["result"], typ) if typ else None)
+        elif data.get("retry"):
+            fut.set_exception(_Retry())
+        else:
+            err = data["error"]
+            cls = E.by_code(err["code"]) or E.InternalError
+            fut.set_exception(cls(err["message"], rule=err.get("rule")))
 
     # --- owning rooms ---------------------------------------------------------------------
 
@@ -295,16 +418,41 @@ class RedisBackend(Backend):
                     self.spawn_bot(core.id, seat, s.bot)
 
     async def _give_up(self, room: str, release: bool) -> None:
+        """Stop running `room` here after the commands already queued (a drain, a reap)."""
         actor = self._actors.pop(room, None)
         if actor is None:
             return
         if self.drop_bots is not None:
             self.drop_bots(room)
         await actor.stop()
+        self._writing.pop(room, None)
         with contextlib.suppress(RedisError):
             await self._unsubscribe_channel(command_channel(room))
             if release:
                 await self._release(keys=[lease_key(room)], args=[self.proc])
+
+    def _lose(self, room: str, core: RoomCore) -> None:
+        """Another process runs `room` now: stop `core` at once, run nothing more of it.
+
+        Commands still queued are cancelled, which tells their callers they were not run
+        (they try again, on the new owner)."""
+        self._lost.add(id(core))
+        actor = self._actors.get(room)
+        if actor is None or actor.core is not core:
+            return
+        del self._actors[room]
+        log.warning("room %s belongs to another process now; stopping it here", room)
+        if self.drop_bots is not None:
+            self.drop_bots(room)
+        self._spawn(self._retire(room, actor))
+
+    async def _retire(self, room: str, actor: RoomActor) -> None:
+        await actor.stop(grace=0)
+        self._lost.discard(id(actor.core))
+        if room not in self._actors:  # (it may be ours again already)
+            self._writing.pop(room, None)
+            with contextlib.suppress(RedisError):
+                await self._unsubscribe_channel(command_channel(room))
 
     async def _take_over(self, room: str) -> bool:
         """Own a room whose lease lapsed: its snapshot plus the stream's tail."""
@@ -321,63 +469,91 @@ class RedisBackend(Backend):
         tail = await self.redis.xrevrange(log_key(room), "+", "-", count=self.history)
         for _, fields in reversed(tail):
             core.log.append(unpack_outgoing(_DEC.decode(fields[b"m"])))
+        if room in self._actors:  # the scan and a forwarded call both got here
+            return True
         self.takeovers += 1
         log.info("took over room %s at seq %d", room, core.seq)
+        # What the old owner committed but this process's members have not seen yet (it
+        # died between commit and publish, or the publish is still on its way) comes first.
+        last = self._last_seq.get(room)
+        if room in self._interest and last is not None:
+            missed = [o for o in core.log if o.seq > last]
+            if missed:
+                self._last_seq[room] = missed[-1].seq
+                self.hub.deliver(room, missed)
         await self._own(core)
         return True
 
     async def _commit(self, core: RoomCore, out: list[Outgoing]) -> None:
         """Durable first, visible second: persist, publish, then deliver locally."""
-        await self._persist(core, out)
+        if id(core) in self._lost:
+            raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
+        try:
+            await self._persist(core, out)
+        except _Fenced:
+            # Not written, and never will be: end the actor's task (its command's caller is
+            # told it was not run, see `_local`) before it runs anything else.
+            self._lose(core.id, core)
+            raise asyncio.CancelledError from None
         payload = {"from": self.proc, "out": [pack_outgoing(o) for o in out]}
         with contextlib.suppress(RedisError):
             await self._publish(event_channel(core.id), payload)
+        if core.id in self._interest:
+            self._last_seq[core.id] = out[-1].seq
         self.hub.deliver(core.id, out)
 
     async def _persist(self, core: RoomCore, out: list[Outgoing]) -> None:
-        """Retry until Redis takes it: a room pauses while Redis is away, it never forgets."""
+        """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
+
+        Raises `_Fenced` when another process runs the room now."""
         backoff = 0.05
+        lock = self._writing.setdefault(core.id, asyncio.Lock())
         while True:
             try:
-                pipe = self.redis.pipeline(transaction=not self.cluster)
-                for o in out:
-                    pipe.xadd(
-                        log_key(core.id),
-                        {"m": _ENC.encode(pack_outgoing(o))},
-                        id=f"{o.seq}-1",
-                        maxlen=self.history,
-                        approximate=True,
-                    )
-                pipe.set(snap_key(core.id), _ENC.encode(snapshot.dump(core)))
-                if core.status == "over" and core.record is not None:
-                    pipe.set(record_key(core.id), msgspec.json.encode(core.record), ex=RECORD_TTL)
-                await pipe.execute()
+                async with lock:
+                    status = await self._write(core, out, rewrite=False)
+                    if status == 2:  # Redis lost the room's log: write the room back whole
+                        log.warning("room %s: Redis lost its log; writing it back", core.id)
+                        status = await self._write(core, list(core.log), rewrite=True)
+                        if self._secret is not None:
+                            await self.redis.set(SECRET, self._secret, nx=True)
+                if status == 0:
+                    raise _Fenced(core.id)
                 if core.status == "over":
                     await self.redis.hdel(LOBBY, core.id)
                 else:
                     await self.redis.hset(LOBBY, core.id, _ENC.encode(core.info()))
                 return
-            except ResponseError as exc:
-                if "equal or smaller" not in str(exc):
-                    raise
-                # A retry after a reply lost in transit: the transaction had run. The log and
-                # the snapshot are written; only the lobby may be behind.
-                out = []
             except RedisError as exc:
-                self._healthy = False
                 log.warning("redis commit of room %s failed: %s", core.id, exc)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
 
-    async def _rewrite(self, core: RoomCore) -> None:
-        """Write a room back whole (its log tail from memory) after Redis lost it."""
-        await self.redis.delete(log_key(core.id))
-        await self._persist(core, list(core.log))
+    async def _write(self, core: RoomCore, out: list[Outgoing], rewrite: bool) -> int:
+        """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
+        record = b""
+        if core.status == "over" and core.record is not None:
+            record = msgspec.json.encode(core.record)
+        args: list[Any] = [
+            self.proc,
+            self.lease_ms,
+            self.history,
+            _ENC.encode(snapshot.dump(core)),
+            record,
+            RECORD_TTL,
+            1 if rewrite else 0,
+            core.seq,
+        ]
+        for o in out:
+            args += [o.seq, _ENC.encode(pack_outgoing(o))]
+        keys = [lease_key(core.id), log_key(core.id), snap_key(core.id), record_key(core.id)]
+        status: int = await self._commit_script(keys=keys, args=args)
+        return status
 
     async def _keep_leases(self) -> None:
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
-            for room in list(self._actors):
+            for room, actor in list(self._actors.items()):
                 try:
                     status = await self._renew(
                         keys=[lease_key(room)], args=[self.proc, self.lease_ms]
@@ -385,12 +561,18 @@ class RedisBackend(Backend):
                 except RedisError:
                     continue
                 if status == 0:
-                    log.warning("lost the lease of room %s; stopping it here", room)
-                    await self._give_up(room, release=False)
-                elif status == 2:  # Redis lost its data: write the room back
-                    actor = self._actors.get(room)
-                    if actor is not None:
-                        await self._rewrite(actor.core)
+                    self._lose(room, actor.core)
+                elif status == 2:  # lapsed or lost with Redis's data: write the room back
+                    await self._rewrite(room)
+
+    async def _rewrite(self, room: str) -> None:
+        actor = self._actors.get(room)
+        if actor is None:
+            return
+        try:
+            await self._persist(actor.core, [])
+        except _Fenced:
+            self._lose(room, actor.core)
 
     async def _scan(self) -> None:
         """Take over rooms whose owner is gone; close rooms idle for too long."""
@@ -408,6 +590,8 @@ class RedisBackend(Backend):
                         await self._take_over(room)
             except RedisError:
                 continue
+            except Exception:
+                log.exception("scanning the rooms failed")
 
     async def _reap_if_idle(self, room: str) -> None:
         actor = self._actors[room]
@@ -422,65 +606,141 @@ class RedisBackend(Backend):
         self.rooms_closed += 1
 
     async def _resync_after_outage(self) -> None:
-        """Redis came back (maybe empty): rewrite owned rooms, refill subscribers' gaps."""
-        for room, actor in list(self._actors.items()):
+        """Redis came back (maybe empty): write owned rooms back, refill subscribers' gaps."""
+        if self._secret is not None:
             with contextlib.suppress(RedisError):
-                await self.redis.set(lease_key(room), self.proc, px=self.lease_ms)
-                await self._rewrite(actor.core)
-        for room in list(self._interest):
-            await self._fill_gap(room, None)
+                await self.redis.set(SECRET, self._secret, nx=True)
+        for room in list(self._actors):
+            await self._rewrite(room)
+        await self._refill()
 
     # --- commands ------------------------------------------------------------------------
 
     async def call(self, room: str, cmd: Command) -> Any:
-        self._check()
+        """Run `cmd` on the owner, waiting (within about two leases) while the room moves
+        between processes or Redis is away; only a command that may have run is failed."""
+        if self._stopping:
+            raise E.ShuttingDownError("this server is shutting down; reconnect")
         give_up = time.monotonic() + 2 * self.lease_ms / 1000 + 2.0
         while True:
-            actor = self._actors.get(room)
-            if actor is not None:
-                return await actor.call(cmd)
             try:
-                return await self._forward(room, cmd, give_up)
-            except _Retry:
-                await asyncio.sleep(0.1)
-            except RedisError as exc:
-                raise E.UnavailableError(f"Redis is unreachable: {exc}") from None
+                actor = self._actors.get(room)
+                if actor is not None:
+                    result = await self._local(actor, cmd)
+                else:
+                    result = await self._forward(room, cmd)
+            except (_Retry, RedisError) as exc:
+                if time.monotonic() > give_up:
+                    raise E.UnavailableError(
+                        "the room's server is unreachable; try again shortly"
+                    ) from exc
+                await asyncio.sleep(0.05)
+                continue
+            if isinstance(result, Sync):
+                self._synced(room, result.seq)
+            return result
 
-    async def _forward(self, room: str, cmd: Command, give_up: float) -> Any:
+    async def _local(self, actor: RoomActor, cmd: Command) -> Any:
+        try:
+            return await actor.call(cmd)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            raise _Retry from None  # the room stopped here before running the command
+
+    def _synced(self, room: str, seq: int) -> None:
+        """A local member caught up to `seq`: messages after it must reach this process."""
+        if room in self._interest:
+            self._last_seq[room] = min(self._last_seq.get(room, seq), seq)
+
+    async def _forward(self, room: str, cmd: Command) -> Any:
         """Send `cmd` to the room's owner (taking the room over if it has none)."""
         owner = await self.redis.get(lease_key(room))
         if owner is None:
-            if not await self.redis.exists(snap_key(room)):
-                raise E.NoSuchRoomError(f"no room {room!r}")
-            await self._take_over(room)
-            raise _Retry
+            if await self.redis.exists(snap_key(room)):
+                await self._take_over(room)
+                raise _Retry
+            if room in self._last_seq:  # it was here: Redis lost it; its owner writes it back
+                raise _Retry
+            raise E.NoSuchRoomError(f"no room {room!r}")
         rid = next(self._ids)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = (fut, RESULTS.get(type(cmd)))
         payload = {"from": self.proc, "rid": rid, "cmd": cmd}
-        if await self._publish(command_channel(room), payload) == 0:
-            self._pending.pop(rid, None)  # nobody got it: the owner is gone, wait it out
-            if time.monotonic() > give_up:
-                raise E.UnavailableError("the room's server is gone; try again")
-            raise _Retry
         try:
-            return await asyncio.wait_for(fut, timeout=2 * self.lease_ms / 1000 + 1.0)
-        except TimeoutError:
-            raise E.UnavailableError(
-                "the room's server did not answer; resume the room to see what happened"
-            ) from None
+            try:
+                try:
+                    sent: int | None = await self._publish(command_channel(room), payload)
+                except RedisError:
+                    sent = None  # maybe sent: `_reply` sends it again, the owner runs it once
+                if sent == 0:
+                    raise _Retry  # nobody got it: the owner is gone, wait it out
+                return await self._reply(fut, room, owner, rid, payload)
+            except (RedisError, _Gone) as exc:
+                if isinstance(cmd, RETRY_SAFE):
+                    raise _Retry from None
+                raise E.UnavailableError(
+                    "the room moved to another server while this request was on its way; "
+                    "look at the room (resume, legal) before trying again"
+                ) from exc
         finally:
             self._pending.pop(rid, None)
 
+    async def _reply(
+        self, fut: asyncio.Future[Any], room: str, owner: bytes, rid: int, payload: Any
+    ) -> Any:
+        """The owner's answer, from pub/sub or, if that lost it, from its reply key; `_Gone`
+        once another process holds the lease (the owner died or left), or after two leases
+        without an answer.
+
+        While the same owner holds the room the command is sent again each second: a
+        command lost with a pub/sub connection (CLIENT KILL, a Redis restart) arrives late
+        rather than never, and the owner runs each (process, rid) once."""
+        deadline = time.monotonic() + 2 * self.lease_ms / 1000 + 1.0
+        resend = time.monotonic() + 1.0
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(fut), 0.25)
+            except TimeoutError:
+                pass
+            if time.monotonic() > deadline:
+                raise _Gone
+            try:
+                kept = await self.redis.get(reply_key(self.proc, rid))
+                holder = await self.redis.get(lease_key(room)) if kept is None else owner
+            except RedisError:
+                continue  # Redis is away: so is the reply, for now
+            if kept is not None:
+                self._resolve(_DEC.decode(kept))
+            elif holder not in (None, owner):  # (none: it lapsed, or Redis lost it: wait)
+                raise _Gone
+            elif holder == owner and time.monotonic() > resend:
+                resend = time.monotonic() + 1.0
+                with contextlib.suppress(RedisError):
+                    await self._publish(command_channel(room), payload)
+
     async def _serve_command(self, room: str, data: Any) -> None:
+        key = (data["from"], data["rid"])
+        if key in self._served:
+            done = self._served[key]
+            if done is not None:
+                await self._send_reply(data["from"], data["rid"], done)
+            return
+        self._served[key] = None
+        while len(self._served) > 1000:
+            self._served.popitem(last=False)
         reply: dict[str, Any] = {"rid": data["rid"]}
         try:
             cmd = msgspec.convert(data["cmd"], CommandType)
             actor = self._actors.get(room)
             if actor is None:
-                raise E.UnavailableError("this server no longer owns the room; try again")
-            reply["result"] = await actor.call(cmd)
+                raise _Retry
+            reply["result"] = await self._local(actor, cmd)
             reply["ok"] = True
+        except _Retry:
+            reply["ok"] = False
+            reply["retry"] = True  # not run here: the asking process tries again
         except E.ProtocolError as exc:
             reply["ok"] = False
             reply["error"] = {"code": exc.code, "message": exc.message, "rule": exc.rule}
@@ -488,16 +748,37 @@ class RedisBackend(Backend):
             log.exception("forwarded command failed")
             reply["ok"] = False
             reply["error"] = {"code": E.InternalError.code, "message": str(exc), "rule": None}
+        if key in self._served:
+            self._served[key] = reply
+        await self._send_reply(data["from"], data["rid"], reply)
+
+    async def _send_reply(self, to: str, rid: int, reply: dict[str, Any]) -> None:
+        """Kept in a key first (retried while Redis is away, as long as the asker waits),
+        then published: the asker reads the key if the publish does not reach it."""
+        keep = 2 * self.lease_ms + 5000
+        give_up = time.monotonic() + keep / 1000
+        backoff = 0.05
+        while True:
+            try:
+                await self.redis.set(reply_key(to, rid), _ENC.encode(reply), px=keep)
+                break
+            except RedisError:
+                if time.monotonic() > give_up:
+                    break
+                await asyncio.sleep(backoff)
+                backoff = min(1.0, backoff * 2)
         with contextlib.suppress(RedisError):
-            await self._publish(reply_channel(data["from"]), reply)
+            await self._publish(reply_channel(to), reply)
 
     # --- events for local members -----------------------------------------------------
 
     async def subscribe(self, room: str) -> None:
+        """Returns once the event channel is subscribed (also for the second member in)."""
         self._interest[room] = self._interest.get(room, 0) + 1
-        if self._interest[room] == 1:
-            async with self._sub_lock:
+        async with self._sub_lock:
+            if room in self._interest and room not in self._channels:
                 await self._subscribe_channel(event_channel(room))
+                self._channels.add(room)
 
     def unsubscribe(self, room: str) -> None:
         n = self._interest.get(room, 0) - 1
@@ -506,11 +787,12 @@ class RedisBackend(Backend):
             return
         self._interest.pop(room, None)
         self._last_seq.pop(room, None)
-        asyncio.get_running_loop().create_task(self._drop_channel(room))
+        self._spawn(self._drop_channel(room))
 
     async def _drop_channel(self, room: str) -> None:
         async with self._sub_lock:
-            if room not in self._interest:
+            if room not in self._interest and room in self._channels:
+                self._channels.discard(room)
                 with contextlib.suppress(RedisError):
                     await self._unsubscribe_channel(event_channel(room))
 
@@ -522,7 +804,7 @@ class RedisBackend(Backend):
             await self._fill_gap(room, out[0].seq)
             last = self._last_seq.get(room, 0)
             out = [o for o in out if o.seq > last]
-            if out:
+            if out and room in self._interest:
                 self._last_seq[room] = out[-1].seq
                 self.hub.deliver(room, out)
 
@@ -530,15 +812,16 @@ class RedisBackend(Backend):
         """Deliver what the stream holds between the last seq seen and `next_seq`."""
         last = self._last_seq.get(room)
         if last is None or (next_seq is not None and next_seq <= last + 1):
-            if last is None and next_seq is not None:
+            if last is None and next_seq is not None and room in self._interest:
                 self._last_seq[room] = next_seq - 1
             return
         upper = "+" if next_seq is None else f"{next_seq - 1}-1"
         with contextlib.suppress(RedisError):
             entries = await self.redis.xrange(log_key(room), f"{last + 1}-0", upper)
             missed = [unpack_outgoing(_DEC.decode(f[b"m"])) for _, f in entries]
+            last = self._last_seq.get(room, last)
             missed = [o for o in missed if o.seq > last]
-            if missed:
+            if missed and room in self._interest:
                 self._last_seq[room] = missed[-1].seq
                 self.hub.deliver(room, missed)
 

@@ -1,0 +1,160 @@
+"""Scale-out failover with real processes: two `dicehall serve --redis` and one Redis.
+
+The room is created through process A, so A owns it. Players and spectators sit on both
+processes. A dies (`kill -9`) or is told to go (SIGTERM) mid-game; B takes the room over
+from its snapshot and log, A's clients reconnect to B and resume, the game finishes, and
+every client's stream holds each committed message exactly once, as committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from tests.support.redis import (
+    Player,
+    RedisServer,
+    check_stream,
+    committed_log,
+    lease_owner,
+    seat_players,
+    snapshot_seq,
+)
+from tests.support.servers import ROOT, ServerProcess, running_server
+
+LEASE_S = 2.0
+"""The default lease (`--lease-ms` 2000)."""
+
+
+@contextlib.contextmanager
+def two_servers(url: str, *extra: str) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    with running_server("--redis", url, *extra) as a, running_server("--redis", url, *extra) as b:
+        yield a, b
+
+
+@contextlib.asynccontextmanager
+async def closing(players: list[Player]) -> AsyncIterator[list[Player]]:
+    try:
+        yield players
+    finally:
+        await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
+
+
+@pytest.fixture
+def db(redis_server: RedisServer) -> int:
+    return redis_server.fresh_db()
+
+
+async def watch(urls: list[str], room: str, game: str) -> Player:
+    watcher = await Player(urls, "watcher", game).connect()
+    await watcher.join(room)
+    return watcher
+
+
+async def test_kill_9_of_the_owner_mid_game(redis_server: RedisServer, db: int) -> None:
+    r = redis_server.client(db)
+    with two_servers(redis_server.url_db(db)) as (a, b):
+        # Seats 0 and 2 start on A (the owner), seat 1 on B; a spectator on each.
+        room, players = await seat_players(
+            lambda i: [a.ws, b.ws] if i % 2 == 0 else [b.ws, a.ws], "qwixx", 3
+        )
+        watchers = [await watch([b.ws, a.ws], room, "qwixx")]
+        watchers.append(await watch([a.ws, b.ws], room, "qwixx"))
+        async with closing(players + watchers):
+            first_owner = lease_owner(r, room)
+            assert first_owner is not None
+            await players[0].client.start(room)
+            await watchers[0].until_seq(snapshot_seq(r, room) + 8)
+
+            a.proc.kill()
+            killed = time.monotonic()
+            a.proc.wait(10)
+            before = snapshot_seq(r, room)  # the last commit of the dead owner
+            overs = await asyncio.gather(*(p.finish() for p in players + watchers))
+
+            # B took the room over within the lease, and the game went on at once.
+            new_owner = lease_owner(r, room)
+            assert new_owner not in (None, first_owner)
+            resumed = [
+                s.at - killed for p in players + watchers for s in p.seen if s.message.seq > before
+            ]
+            assert 0 < min(resumed) <= 3.0, f"first message after the kill: {min(resumed)} s"
+
+            # A's clients came back through B and resumed from where they were.
+            for p in (players[0], players[2], watchers[1]):
+                assert p.client.reconnects == 1 and p.client.url == b.ws
+            for p in (players[0], players[2]):
+                assert [x.mode for x in p.client.resumes] == ["events"]
+            assert players[1].client.reconnects == 0 and watchers[0].client.reconnects == 0
+
+            log = committed_log(r, room)
+            ends = {check_stream(p, log) for p in players + watchers[:1]}
+            ends.add(check_stream(watchers[1], log, spectator=True))
+            assert len(ends) == 1 and len({o.seed for o in overs}) == 1
+            status, body = b.get(f"/api/rooms/{room}/record")
+            assert status == 200 and json.loads(body)["seed"] == overs[0].seed
+
+
+def bot(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "bot", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def test_sigterm_hands_the_rooms_over_and_players_only_pause(
+    redis_server: RedisServer, db: int
+) -> None:
+    """`dicehall bot` plays a room created through A; A is told to stop mid-game. Its
+    clients get 1001 and resume on B, B owns the room once A released it, the game ends
+    and the bot command reports no error at all (exit status 0, dice verified)."""
+    r = redis_server.client(db)
+    with two_servers(redis_server.url_db(db)) as (a, b):
+        proc = bot(
+            *("--url", a.ws, "--url", b.ws, "--game", "qwixx", "--seats", "3"),
+            *("--turn-window", "10"),
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not (rooms := r.hkeys("dh:lobby")):
+                assert time.monotonic() < deadline and proc.poll() is None, "no room appeared"
+                await asyncio.sleep(0.02)  # polling Redis: the bot process tells nothing
+            room = rooms[0].decode()
+            owner = lease_owner(r, room)
+            watchers = [
+                await watch([b.ws], room, "qwixx"),
+                await watch([a.ws, b.ws], room, "qwixx"),
+            ]
+            async with closing(watchers):
+                await watchers[0].until_seq(snapshot_seq(r, room) + 10)
+                assert b"playing" in r.hget("dh:lobby", room)
+
+                assert await asyncio.to_thread(a.terminate) == 0
+                out, err = await asyncio.to_thread(proc.communicate, timeout=60)
+                assert proc.returncode == 0, err
+                [line] = [json.loads(text) for text in out.splitlines()]
+                assert line["room"] == room and line["seed_verified"] is True
+
+                await asyncio.gather(*(w.finish() for w in watchers))
+                assert lease_owner(r, room) not in (None, owner)
+                log = committed_log(r, room)
+                check_stream(watchers[0], log)
+                check_stream(watchers[1], log, spectator=True)
+                assert watchers[0].client.reconnects == 0
+                goodbye = watchers[1].client.goodbye
+                assert goodbye is not None and goodbye.code == 1001
+                assert watchers[1].client.reconnects == 1 and watchers[1].client.url == b.ws
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)

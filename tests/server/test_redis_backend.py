@@ -1,0 +1,303 @@
+"""The Redis backend with two servers' parts in one event loop and one real Redis.
+
+Each `Server` here is what one `dicehall serve --redis` process runs (its own process id,
+hub, sessions, house bots and Redis connections), without the sockets: the sessions'
+sinks record every message, so each test checks whole streams. Real processes (kill -9,
+SIGTERM, Redis trouble, a cluster) are in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import msgspec
+import pytest
+import redis
+
+from protocol import errors as E
+from protocol.messages import client as C
+from protocol.messages.server import Chat, GameOver, RoomUpdate, ServerMessage
+from server import snapshot
+from server.app import Config, Server
+from server.backends.redis import (
+    LOBBY,
+    SECRET,
+    RedisBackend,
+    event_channel,
+    lease_key,
+    log_key,
+    snap_key,
+)
+from tests.support.redis import RedisServer, committed_log, lease_owner, snapshot_seq
+
+from .test_session import Member, act, contiguous, create, hello
+
+
+@pytest.fixture
+def db(redis_server: RedisServer) -> tuple[str, redis.Redis]:
+    db = redis_server.fresh_db()
+    return redis_server.url_db(db), redis_server.client(db)
+
+
+@contextlib.asynccontextmanager
+async def processes(url: str, n: int = 2, lease_ms: int = 2000) -> AsyncIterator[list[Server]]:
+    """`n` servers sharing Redis at `url`; the token secret comes from Redis, as in
+    production (no DICEHALL_SECRET)."""
+    servers = [Server(Config(redis=url, lease_ms=lease_ms)) for _ in range(n)]
+    started: list[Server] = []
+    try:
+        for server in servers:
+            await server.start()
+            started.append(server)
+        yield servers
+    finally:
+        for server in reversed(started):
+            await server.stop()
+
+
+def backend(server: Server) -> RedisBackend:
+    assert isinstance(server.backend, RedisBackend)
+    return server.backend
+
+
+async def eventually(check: Callable[[], Awaitable[bool] | bool], timeout: float = 10.0) -> None:
+    """Wait for something another task or process does on its own timer (a scan, a lease)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if isinstance(result, Awaitable):
+            result = await result
+        if result:
+            return
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.02)
+
+
+class Seated(Member):
+    """A member that hears of each message it gets, to answer its turns."""
+
+    def __init__(self, server: Server) -> None:
+        super().__init__(server)
+        self.changed = asyncio.Event()
+
+    def _got(self, message: ServerMessage) -> None:
+        super()._got(message)
+        self.changed.set()
+
+
+async def seated(server: Server, name: str) -> Seated:
+    member = Seated(server)
+    await member.ask(C.Hello, client="test", name=name, tokens=[])
+    return member
+
+
+async def play(m: Seated, room: str) -> None:
+    """After each message, answer the open window with the first legal action, until the
+    game is over."""
+    while not m.over.is_set():
+        await asyncio.wait_for(m.changed.wait(), 30)
+        m.changed.clear()
+        try:
+            legal = await m.ask(C.Legal, room=room)
+        except E.GameOverError:
+            return
+        if legal.window is not None and legal.actions:
+            with contextlib.suppress(E.WindowClosedError, E.NotYourTurnError):
+                await m.ask(C.Act, room=room, action=act(legal.actions[0]), window=legal.window)
+
+
+async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, r = db
+    async with processes(url) as (a, b):
+        host = await hello(a, "Ada")
+        room = (await host.ask(C.Create, game="qwixx", seats=2, name="pub")).room.room
+        assert lease_owner(r, room) == backend(a).proc
+        assert 0 < r.pttl(lease_key(room)) <= 2000
+        assert backend(a).stats()["rooms"] == 1 and backend(b).stats()["rooms"] == 0
+
+        # The lobby is one: the room B lists is the room A runs.
+        listed = await (await hello(b)).ask(C.Rooms)
+        assert [i.room for i in listed.rooms] == [room]
+
+        await host.ask(C.Spectate, room=room)
+        await host.ask(C.AddBots, room=room)
+        await host.ask(C.Start, room=room)
+        await asyncio.wait_for(host.over.wait(), 30)
+
+        # Every message the host got is in the log under its seq, as it saw it; the
+        # snapshot is the room as of the last one, and reloads to the same room.
+        log = committed_log(r, room)
+        stream = host.stream(room)
+        assert contiguous(stream)[-1] == max(log)
+        assert all(m == log[m.seq].for_seat(None) for m in stream[1:])
+        core = backend(a)._actors[room].core
+        loaded = snapshot.load(msgspec.msgpack.decode(r.get(snap_key(room))))
+        assert snapshot.dump(loaded) == snapshot.dump(core)
+        assert loaded.seq == max(log)
+        # A game over leaves the lobby; its record stays, readable from every process.
+        assert r.hget(LOBBY, room) is None
+        over = next(m for m in stream if isinstance(m, GameOver))
+        for server in (a, b):
+            record = await server.backend.record(room)
+            assert record is not None and record["seed"] == over.seed
+
+
+async def test_another_process_forwards_commands_and_listens_once_per_room(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, r = db
+    async with processes(url) as (a, b):
+        host = await seated(a, "Ada")
+        room = await create(host, "qwinto", 3)
+        await host.ask(C.Join, room=room)
+        # Two seats and a spectator on B: their joins, chats and acts reach A over Redis.
+        bo, cy, watcher = await seated(b, "Bo"), await seated(b, "Cy"), await seated(b, "W")
+        assert (await bo.ask(C.Join, room=room)).seat == 1
+        assert (await cy.ask(C.Join, room=room)).seat == 2
+        await watcher.ask(C.Spectate, room=room)
+        assert r.pubsub_numsub(event_channel(room)) == [(event_channel(room).encode(), 2)]
+        chat = await bo.ask(C.SendChat, room=room, text="hi from B")
+        assert chat.seq == snapshot_seq(r, room)
+        with pytest.raises(E.NotStartedError):  # errors come back as themselves
+            await bo.ask(C.Act, room=room, action=act({"type": "roll"}), window=None)
+
+        await bo.ask(C.Start, room=room)
+        members = (host, bo, cy, watcher)
+
+        await asyncio.wait_for(asyncio.gather(*(play(m, room) for m in members[:3])), 60)
+        await asyncio.wait_for(watcher.over.wait(), 10)
+
+        log = committed_log(r, room)
+        ends = set()
+        for seat, m in enumerate(members):
+            stream = m.stream(room)
+            ends.add(contiguous(stream)[-1])
+            view = None if m is watcher else seat
+            assert all(msg == log[msg.seq].for_seat(view) for msg in stream[1:])
+        assert ends == {max(log)}
+        said = [m for m in watcher.stream(room) if isinstance(m, Chat)]
+        assert [(c.text, c.seat) for c in said] == [("hi from B", 1)]
+
+        # The last member on B gone, B stops listening to the room; A still listens.
+        for m in (bo, cy, watcher):
+            await m.ask(C.Leave, room=room)
+
+        def numsub() -> int:
+            return int(r.pubsub_numsub(event_channel(room))[0][1])
+
+        await eventually(lambda: numsub() == 1)
+
+
+async def test_seat_tokens_and_resume_work_on_every_process(db: tuple[str, redis.Redis]) -> None:
+    url, r = db
+    async with processes(url) as (a, b):
+        ada, bo = await hello(a, "Ada"), await hello(a, "Bo")
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        token = (await ada.ask(C.Join, room=room)).token
+        await bo.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        last_seq = ada.stream(room)[-1].seq
+        await ada.session.disconnected()
+        await bo.ask(C.SendChat, room=room, text="while Ada was away")
+
+        back = await hello(b, "Ada", [token])
+        held = back.out[0][2]
+        assert [(h.room, h.seat) for h in held.seats] == [(room, 0)] and held.rejected == []
+        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        assert resumed.mode == "events"
+        await bo.ask(C.SendChat, room=room, text="welcome back")
+        await eventually(lambda: sum(isinstance(m, Chat) for m in back.stream(room)) == 2)
+        caught = back.stream(room)
+        assert [m.seq for m in caught] == list(range(last_seq + 1, last_seq + 1 + len(caught)))
+        assert [m.text for m in caught if isinstance(m, Chat)] == [
+            "while Ada was away",
+            "welcome back",
+        ]
+        updates = [m for m in caught if isinstance(m, RoomUpdate)]
+        assert [u.info.seats[0].connected for u in updates] == [False, True]
+        assert r.get(SECRET) is not None
+
+
+async def test_a_draining_process_hands_its_rooms_over(db: tuple[str, redis.Redis]) -> None:
+    """A stops (what SIGTERM does): its queued commands finish, it releases the lease, and
+    B takes the room over at once (long before the lease would have run out), house bots
+    included; B's spectator sees no seam."""
+    url, r = db
+    async with processes(url, 1, 10_000) as (a,), processes(url, 1, 10_000) as (b,):
+        host = await hello(a)
+        room = await create(host, "yamb", 2, turn_window=600)
+        await host.ask(C.AddBots, room=room)
+        watcher = await hello(b)
+        await watcher.ask(C.Spectate, room=room)
+        await host.ask(C.Start, room=room)
+        await eventually(lambda: watcher.stream(room)[-1].seq > 20)
+        owner = lease_owner(r, room)
+
+        await a.stop()
+        assert backend(a)._actors == {}
+        await eventually(lambda: room in backend(b)._actors, timeout=5.0)
+        assert lease_owner(r, room) == backend(b).proc != owner
+        assert backend(b).stats()["takeovers"] == 1
+        await asyncio.wait_for(watcher.over.wait(), 60)
+        contiguous(watcher.stream(room))
+        assert {seat for room_id, seat in b.bots if room_id == room} == {0, 1}
+
+
+async def test_an_owner_that_lost_its_lease_writes_nothing_more(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """A missed its lease renewals (its lease is gone) and B took the room over: A's next
+    commit is fenced off; the command that made it is run again, once, by B."""
+    url, r = db
+    async with processes(url, lease_ms=60_000) as (a, b):
+        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
+        room = await create(ada, "qwixx", 2)
+        await ada.ask(C.Join, room=room)
+        await bo.ask(C.Join, room=room)
+        before = snapshot_seq(r, room)
+
+        r.delete(lease_key(room))  # as if it had expired
+        await eventually(lambda: lease_owner(r, room) == backend(b).proc)
+        chat = await ada.ask(C.SendChat, room=room, text="after the move")
+        assert chat.seq == before + 1
+        assert room not in backend(a)._actors
+        log = committed_log(r, room)
+        assert max(log) == before + 1 and snapshot_seq(r, room) == before + 1
+        await eventually(lambda: bool(ada.stream(room)) and ada.stream(room)[-1].seq == chat.seq)
+        for m in (ada, bo):
+            texts = [x.text for x in m.stream(room) if isinstance(x, Chat)]
+            assert texts == ["after the move"]
+            contiguous(m.stream(room))
+
+
+async def test_an_owner_writes_its_room_back_when_redis_lost_it(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """FLUSHDB is Redis coming back empty: the owner puts back lease, log, snapshot, lobby
+    and token secret, and B's players carry on."""
+    url, r = db
+    async with processes(url) as (a, b):
+        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(C.Join, room=room)
+        await bo.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        secret = r.get(SECRET)
+        seq = snapshot_seq(r, room)
+
+        r.flushdb()
+        await eventually(lambda: r.exists(log_key(room), LOBBY, SECRET) == 3)
+        assert lease_owner(r, room) == backend(a).proc
+        assert max(committed_log(r, room)) == seq == snapshot_seq(r, room)
+        assert r.hget(LOBBY, room) is not None and r.get(SECRET) == secret
+
+        chat = await bo.ask(C.SendChat, room=room, text="still here")
+        assert chat.seq == seq + 1
+        await eventually(lambda: ada.stream(room)[-1].seq == chat.seq)
+        contiguous(ada.stream(room))
+        contiguous(bo.stream(room))

@@ -1,0 +1,395 @@
+"""Real Redis for tests: a `redis-server` on a free loopback port, or a 3-master cluster;
+and players that keep every room message they were sent, to hold against the room's log.
+
+Never a fake: the scale-out backend is only proven against the server it will meet. The
+binary comes from the project's own setup (`make redis` installs it when missing); without
+it every test that asks for Redis fails, in CI and everywhere else, and says how to fix it.
+Data lives in memory only (`--save ''`, no AOF), so a restart starts empty, which is what
+the "Redis lost its data" tests want.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import redis
+
+from clients.client import Client, ConnectionLost, RoomLost
+from protocol import errors as E
+from protocol.messages.common import Actor
+from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
+from rules.bots import get_bot
+from server.backends.redis import lease_key, log_key, snap_key, unpack_outgoing
+from server.room import Outgoing
+
+DATABASES = 64
+"""Logical databases per standalone server: one fresh database per test module."""
+
+
+def redis_binary(name: str = "redis-server") -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(f"{name} is not installed; `make redis` installs it (apt-get)")
+    return path
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_redis_port(bus: bool = False) -> int:
+    """A free loopback port below the kernel's ephemeral range, so that no outgoing
+    connection can take it while the server is down for a restart; with `bus`, port +
+    10000 (the cluster bus) is free and below that range too."""
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        ephemeral = int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    for _ in range(200):
+        port = random.randint(10000, ephemeral - 10001)
+        if _bindable(port) and (not bus or _bindable(port + 10000)):
+            return port
+    raise RuntimeError("no free port pair for redis-server")
+
+
+@dataclass
+class RedisServer:
+    """One `redis-server` process; `start()` after `stop()` brings it back, empty, on the
+    same port."""
+
+    port: int
+    workdir: Path
+    extra: tuple[str, ...] = ()
+    proc: subprocess.Popen[bytes] | None = None
+    log: Path = field(init=False)
+    _databases: Iterator[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.workdir / f"redis-{self.port}.log"
+        self._databases = iter(range(1, DATABASES))
+
+    def fresh_db(self) -> int:
+        """A logical database nobody has used yet: a test or module of its own."""
+        db = next(self._databases, None)
+        if db is None:
+            raise RuntimeError(f"all {DATABASES} Redis databases are used: raise DATABASES")
+        return db
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
+
+    def url_db(self, db: int) -> str:
+        return f"{self.url}/{db}"
+
+    def client(self, db: int = 0) -> redis.Redis:
+        return redis.Redis(port=self.port, db=db, socket_timeout=5)
+
+    def cli(self, *args: str) -> str:
+        out = subprocess.run(
+            [redis_binary("redis-cli"), "-p", str(self.port), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return out.stdout
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    redis_binary(),
+                    *("--port", str(self.port), "--bind", "127.0.0.1"),
+                    *("--save", "", "--appendonly", "no"),
+                    *("--dir", str(self.workdir), "--databases", str(DATABASES)),
+                    *self.extra,
+                ],
+                cwd=self.workdir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 20
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited: {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(redis.RedisError), self.client() as r:
+                if r.ping():
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not answer PING")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        """Kill at once (no save, no goodbye): as if the machine running it had gone."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait(10)
+
+
+@contextlib.contextmanager
+def running_redis(*extra: str) -> Iterator[RedisServer]:
+    with tempfile.TemporaryDirectory(prefix="dicehall-redis-") as tmp:
+        server = RedisServer(free_redis_port(), Path(tmp), extra)
+        try:
+            server.start()
+            yield server
+        finally:
+            server.stop()
+
+
+@dataclass
+class RedisClusterNodes:
+    """A real Redis Cluster of `masters` loopback nodes, no replicas."""
+
+    nodes: list[RedisServer]
+
+    @property
+    def url(self) -> str:
+        """One seed node: cluster clients discover the others from it."""
+        return self.nodes[0].url
+
+    def client(self) -> redis.RedisCluster:
+        return redis.RedisCluster(host="127.0.0.1", port=self.nodes[0].port, socket_timeout=5)
+
+
+@contextlib.contextmanager
+def running_cluster(masters: int = 3) -> Iterator[RedisClusterNodes]:
+    with tempfile.TemporaryDirectory(prefix="dicehall-cluster-") as tmp:
+        nodes: list[RedisServer] = []
+        try:
+            for i in range(masters):
+                workdir = Path(tmp) / f"node{i}"
+                workdir.mkdir()
+                port = free_redis_port(bus=True)
+                node = RedisServer(
+                    port,
+                    workdir,
+                    ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
+                )
+                nodes.append(node)
+                node.start()
+            subprocess.run(
+                [
+                    redis_binary("redis-cli"),
+                    "--cluster",
+                    "create",
+                    *(f"127.0.0.1:{n.port}" for n in nodes),
+                    *("--cluster-replicas", "0", "--cluster-yes"),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            deadline = time.monotonic() + 30
+            while not all("cluster_state:ok" in n.cli("cluster", "info") for n in nodes):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster never reached cluster_state:ok")
+                time.sleep(0.1)
+            yield RedisClusterNodes(nodes)
+        finally:
+            for node in nodes:
+                node.stop()
+
+
+# --- players that keep what they were sent ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seen:
+    at: float
+    """time.monotonic() when `messages()` delivered it."""
+    message: RoomMessage
+
+
+class Player:
+    """A seat played by a bot policy (or a spectator) through the project's `Client`.
+
+    It keeps every room message the client delivered, in order, with its arrival time. It
+    answers `unavailable` the way docs/protocol.md says (retry in a moment): it asks `legal`
+    again before deciding, since the action it sent may or may not have been applied.
+    """
+
+    def __init__(self, urls: list[str], name: str, game: str, kind: str = "random") -> None:
+        self.client = Client(urls, name=name, backoff=(0.05, 0.5), reconnect_timeout=30.0)
+        self.policy = get_bot(kind, game)
+        self.room: str | None = None
+        self.seat: int | None = None
+        self.seen: list[Seen] = []
+        self.unavailable = 0
+        """`unavailable` answers met (each retried)."""
+        self.lost = 0
+        """Requests that failed with `ConnectionLost` (each retried)."""
+        self.joined = asyncio.Event()
+        self._progress = asyncio.Condition()
+        self.task: asyncio.Task[GameOver] | None = None
+
+    async def connect(self) -> Player:
+        await self.client.connect()
+        return self
+
+    async def join(self, room: str, seat: int | None = None) -> None:
+        """Sit down (or watch, with `seat` None), then play until the game is over."""
+        self.room = room
+        if seat is None:
+            await self.client.spectate(room)
+        else:
+            self.seat = (await self.client.join(room, seat)).seat
+        self.task = asyncio.get_running_loop().create_task(self._run())
+        await asyncio.wait_for(self.joined.wait(), 30)
+
+    @property
+    def last_seq(self) -> int:
+        return self.seen[-1].message.seq if self.seen else 0
+
+    async def until_seq(self, seq: int, timeout: float = 30.0) -> None:
+        async with self._progress:
+            await asyncio.wait_for(self._progress.wait_for(lambda: self.last_seq >= seq), timeout)
+
+    async def finish(self, timeout: float = 60.0) -> GameOver:
+        assert self.task is not None
+        return await asyncio.wait_for(self.task, timeout)
+
+    async def close(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        await self.client.close()
+
+    def stream(self) -> list[RoomMessage]:
+        return [s.message for s in self.seen]
+
+    async def _run(self) -> GameOver:
+        async for message in self.client.messages():
+            if isinstance(message, RoomLost):
+                raise AssertionError(f"{self.client.name} lost {message.room}: {message.reason}")
+            if message.room != self.room:
+                continue
+            self.seen.append(Seen(time.monotonic(), message))
+            async with self._progress:
+                self._progress.notify_all()
+            if isinstance(message, Snapshot):
+                self.joined.set()
+                if message.turn is not None and self._acts(message.turn.actors):
+                    await self._play(message.turn.window)
+            elif isinstance(message, Window) and self._acts(message.actors):
+                await self._play(message.window)
+            elif isinstance(message, GameOver):
+                return message
+        raise AssertionError(f"{self.client.name}: the stream ended before the game did")
+
+    def _acts(self, actors: list[Actor]) -> bool:
+        return self.seat is not None and any(a.seat == self.seat for a in actors)
+
+    async def _retry(self, exc: Exception) -> None:
+        if isinstance(exc, E.UnavailableError):
+            self.unavailable += 1
+        else:
+            self.lost += 1
+        await asyncio.sleep(0.1)
+
+    async def _play(self, window: int) -> None:
+        room = self.room
+        assert room is not None
+        while True:
+            turn = self.client.turn(room)
+            if turn is None or turn.window != window or not self._acts(turn.actors):
+                return
+            try:
+                legal = await self.client.legal(room)
+            except (E.GameOverError, E.NotStartedError):
+                return
+            except (ConnectionLost, E.UnavailableError) as exc:
+                await self._retry(exc)
+                continue
+            if legal.window != window or not legal.actions:
+                return
+            action = self.policy.decide(legal.view, legal.actions)
+            try:
+                await self.client.act(room, action, window)
+            except (E.WindowClosedError, E.NotYourTurnError, E.GameOverError):
+                return
+            except (ConnectionLost, E.UnavailableError) as exc:
+                await self._retry(exc)
+
+
+async def seat_players(
+    urls: Callable[[int], list[str]], game: str, seats: int, turn_window: int = 10
+) -> tuple[str, list[Player]]:
+    """A private room created by seat 0's client, every seat a `Player` whose client
+    connects to `urls(seat)` first; not started yet."""
+    players = [await Player(urls(i), f"p{i}", game).connect() for i in range(seats)]
+    info = await players[0].client.create(game, seats, turn_window=turn_window, public=False)
+    for i, player in enumerate(players):
+        await player.join(info.room, i)
+    return info.room, players
+
+
+def committed_log(r: redis.Redis | redis.RedisCluster, room: str) -> dict[int, Outgoing]:
+    """The room's durable log, by seq: every message from seq 1 on (tests play games short
+    enough that none is trimmed), each under the stream id `seq-1`."""
+    log: dict[int, Outgoing] = {}
+    for raw_id, fields in r.xrange(log_key(room)):
+        out = unpack_outgoing(msgspec.msgpack.decode(fields[b"m"]))
+        assert raw_id.decode() == f"{out.seq}-1"
+        log[out.seq] = out
+    assert list(log) == list(range(1, len(log) + 1)), f"the log of {room} has holes"
+    return log
+
+
+def snapshot_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
+    raw = r.get(snap_key(room))
+    assert raw is not None, f"no snapshot of {room}"
+    seq: int = msgspec.msgpack.decode(raw)["seq"]
+    return seq
+
+
+def lease_owner(r: redis.Redis | redis.RedisCluster, room: str) -> str | None:
+    raw = r.get(lease_key(room))
+    return raw.decode() if raw is not None else None
+
+
+def check_stream(player: Player, log: dict[int, Outgoing], spectator: bool = False) -> int:
+    """The player's stream is one snapshot, then every seq after it up to `game_over`,
+    each exactly the committed message (as its seat sees it): nothing lost, nothing
+    twice, nothing that differs from the log. Returns the `game_over` seq.
+
+    A `spectator` has no seat to resume: after a reconnect it watches again and gets a
+    new snapshot, which must not go back in time; the stream goes on after it."""
+    stream = player.stream()
+    name = player.client.name
+    assert stream, f"{name} received nothing"
+    assert isinstance(stream[0], Snapshot), f"{name} began with {stream[0]!r}"
+    assert isinstance(stream[-1], GameOver), f"{name} ended with {stream[-1]!r}"
+    seq = stream[0].seq
+    for message in stream[1:]:
+        if isinstance(message, Snapshot):
+            assert spectator, f"{name} got a second snapshot: {message!r}"
+            assert message.seq >= seq, f"{name}: a snapshot at {message.seq} after {seq}"
+            seq = message.seq
+            continue
+        assert message.seq == seq + 1, f"{name} got seq {message.seq} after {seq}"
+        seq = message.seq
+        assert seq in log, f"seq {seq} is not in the room's log"
+        committed = log[seq].for_seat(player.seat)
+        assert message == committed, f"{name} saw {message!r}, the log says {committed!r}"
+    return seq

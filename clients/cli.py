@@ -155,6 +155,85 @@ def cmd_bot(args: argparse.Namespace) -> int:
     return asyncio.run(run_bots(cfg, emit, warn))
 
 
+def cmd_arena(args: argparse.Namespace) -> int:
+    from rules import RulesError, get_game
+
+    from .arena import ArenaConfig, ArenaError, default_procs, format_table, run_arena
+
+    parser: argparse.ArgumentParser = args.parser
+    names = tuple(n.strip() for n in args.bots.split(",") if n.strip())
+    if not names:
+        parser.error("--bots needs at least one bot kind")
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    if args.procs is not None and args.procs < 1:
+        parser.error("--procs must be at least 1")
+    try:
+        game = get_game(args.game)
+        seats = args.seats
+        if seats is None:
+            seats = max(game.min_seats, min(len(names), game.max_seats))
+        cfg = ArenaConfig(
+            game=game.name,
+            bots=names,
+            seats=seats,
+            games=args.games,
+            seed=args.seed,
+            preset=args.preset,
+            procs=args.procs or default_procs(),
+        )
+        report = run_arena(cfg)
+    except RulesError as exc:
+        parser.error(str(exc))
+    except ArenaError as exc:
+        print(f"dicehall arena: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report, indent=2) if args.json else format_table(report))
+    return 0
+
+
+def cmd_loadtest(args: argparse.Namespace) -> int:
+    from .loadtest import (
+        LoadConfig,
+        LoadTestError,
+        format_table,
+        progress_printer,
+        run_loadtest,
+        write_outputs,
+    )
+
+    parser: argparse.ArgumentParser = args.parser
+    if args.rooms < 1 or args.seats < 1 or args.procs < 1:
+        parser.error("--rooms, --seats and --procs must be at least 1")
+    if args.duration <= 0 or args.warmup < 0 or args.think < 0:
+        parser.error("--duration must be positive; --warmup and --think not negative")
+    cfg = LoadConfig(
+        urls=args.url,
+        rooms=args.rooms,
+        seats=args.seats,
+        game=args.game,
+        duration=args.duration,
+        turn_window=args.turn_window,
+        procs=args.procs,
+        think=args.think,
+        policy=args.policy,
+        encoding=args.encoding,
+        warmup=args.warmup,
+        server_pids=args.server_pid or [],
+        clock_offset_ms=args.clock_offset_ms,
+    )
+    try:
+        report = run_loadtest(cfg, progress_printer())
+    except LoadTestError as exc:
+        print(f"dicehall loadtest: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(report))
+    plot = None if args.no_plot else (args.plot or str(Path(args.out).with_suffix(".png")))
+    for path in write_outputs(report, args.out, plot):
+        print(f"wrote {path}")
+    return 1 if report["error_count"] else 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.main import serve
 
@@ -221,6 +300,70 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--turn-window", type=int, help="seconds per turn window of created rooms")
     s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
     s.set_defaults(func=cmd_bot, parser=s)
+
+    s = sub.add_parser(
+        "arena",
+        help="bots play many games offline and are measured (score, wins, decision time)",
+        description="Plays K games through the rules engine in several processes (no "
+        "network) and prints per bot: games, mean score with its standard error, win rate "
+        "(ties split; none in solitaire) and decision time p50/p99. Seats rotate between "
+        "games and every rotation of one round replays the same dice. Deterministic for a "
+        "given seed whatever the process count (decision times aside).",
+    )
+    s.add_argument("--game", required=True)
+    s.add_argument("--bots", required=True, help="bot kinds, comma-separated: strong,greedy")
+    s.add_argument("--seats", type=int, help="seats per game (default: one per bot)")
+    s.add_argument("--games", type=int, default=100, help="games to play (default: 100)")
+    s.add_argument("--seed", default="0", help="any string; same seed, same games")
+    s.add_argument("--preset", help="a preset of the game's options, e.g. official")
+    s.add_argument("--procs", type=int, help="worker processes (default: one per core)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_arena, parser=s)
+
+    s = sub.add_parser(
+        "loadtest",
+        help="N rooms x M bot seats over real WebSockets: latency, throughput, server CPU/RSS",
+        description="Creates N rooms of M bot seats from P processes, keeps them playing for "
+        "S seconds (a new room when a game ends) and reports fan-out latency (server send "
+        "to client receipt), turn-window and request latencies, deliveries per second, "
+        "errors and disconnects, and the server's CPU and RSS (from /proc for a local "
+        "server, else its /metrics). Prints a progress line per second, then a table; "
+        "writes a JSON report and a plot. Exit status 1 when any error was seen.",
+    )
+    s.add_argument("--url", action="append", required=True, help="ws://host:port/ws; repeatable")
+    s.add_argument("--rooms", type=int, required=True)
+    s.add_argument("--seats", type=int, default=4, help="bot seats per room (default: 4)")
+    s.add_argument("--game", default="qwixx", help="game of the rooms (default: qwixx)")
+    s.add_argument("--duration", type=float, required=True, help="measured seconds")
+    s.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first (3)")
+    s.add_argument(
+        "--turn-window", type=int, default=10, help="seconds per turn window of the rooms (10)"
+    )
+    s.add_argument("--procs", type=int, default=1, help="load-generating processes (1)")
+    s.add_argument(
+        "--think",
+        type=float,
+        default=0.75,
+        help="each answer waits uniform [0, THINK] s after its window opens (0.75: about "
+        "one Qwixx roll per second per room)",
+    )
+    s.add_argument(
+        "--policy",
+        choices=["legal", "pass"],
+        default="legal",
+        help="legal: ask `legal` and pick a random action; pass: answer pass when allowed",
+    )
+    s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
+    s.add_argument("--server-pid", type=int, action="append", help="sample this server process")
+    s.add_argument(
+        "--clock-offset-ms",
+        type=float,
+        help="server clock minus ours (default: measured with ping, 0 when within its error)",
+    )
+    s.add_argument("--out", default="loadtest.json", help="JSON report (loadtest.json)")
+    s.add_argument("--plot", help="PNG plot (default: the JSON path with .png)")
+    s.add_argument("--no-plot", action="store_true")
+    s.set_defaults(func=cmd_loadtest, parser=s)
 
     s = sub.add_parser("games", help="list the games with their options and presets")
     s.add_argument("--json", action="store_true")

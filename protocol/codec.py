@@ -51,6 +51,23 @@ def encode(message: msgspec.Struct, encoding: Encoding) -> Frame:
     return _JSON_ENCODER.encode(message).decode()
 
 
+_SHARED: dict[tuple[Encoding, Any], tuple[Any, Any]] = {}
+
+
+def _msgspec_decoders(encoding: Encoding, typ: Any) -> tuple[Any, Any]:
+    """A typed and an untyped msgspec decoder, shared: they keep no state between calls,
+    and a server holds one codec per connection (thousands of them)."""
+    key = (encoding, typ)
+    pair = _SHARED.get(key)
+    if pair is None:
+        if encoding is Encoding.MSGPACK:
+            pair = (msgspec.msgpack.Decoder(typ), msgspec.msgpack.Decoder())
+        else:
+            pair = (msgspec.json.Decoder(typ), msgspec.json.Decoder())
+        _SHARED[key] = pair
+    return pair
+
+
 class _Decoders:
     """A typed and an untyped decoder of one encoding; the untyped one diagnoses."""
 
@@ -58,12 +75,7 @@ class _Decoders:
         self.encoding = encoding
         self.max_frame = max_frame
         self.max_depth = max_depth
-        if encoding is Encoding.MSGPACK:
-            self.typed: Any = msgspec.msgpack.Decoder(typ)
-            self.untyped: Any = msgspec.msgpack.Decoder()
-        else:
-            self.typed = msgspec.json.Decoder(typ)
-            self.untyped = msgspec.json.Decoder()
+        self.typed, self.untyped = _msgspec_decoders(encoding, typ)
 
     def check_frame(self, data: Frame) -> None:
         if isinstance(data, str) is (self.encoding is Encoding.MSGPACK):

@@ -27,15 +27,32 @@ log = logging.getLogger("dicehall.room")
 _STOP = object()
 
 Commit = Callable[[RoomCore, list[Outgoing]], Awaitable[None]]
+CommitNow = Callable[[RoomCore, list[Outgoing]], None]
 BotSpawner = Callable[[str, int, str], None]
 
 
 class RoomActor:
-    def __init__(self, core: RoomCore, commit: Commit, spawn_bot: BotSpawner | None = None) -> None:
+    """`commit_now`: a commit that never waits (the memory backend's). With it, a call that
+    finds the room idle (nothing queued, nothing running) runs at once in the caller's
+    task: the same order as through the inbox, without waking the room's task and then the
+    caller's again. The caller still yields once, as any call does, so a caller that loops
+    on calls (a house bot) cannot starve the event loop."""
+
+    def __init__(
+        self,
+        core: RoomCore,
+        commit: Commit,
+        spawn_bot: BotSpawner | None = None,
+        commit_now: CommitNow | None = None,
+    ) -> None:
         self.core = core
         self._commit = commit
+        self._commit_now = commit_now
         self._spawn_bot = spawn_bot
         self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._queued = 0
+        """Commands in the inbox or being run by the task."""
+        self._stopped = False
         self._timer: asyncio.TimerHandle | None = None
         self._armed: float | None = None
         self._task: asyncio.Task[None] | None = None
@@ -48,6 +65,7 @@ class RoomActor:
 
     async def stop(self, grace: float = 2.0) -> None:
         """Finish the commands already queued (within `grace` seconds), then stop."""
+        self._stopped = True
         if self._timer is not None:
             self._timer.cancel()
         if self._task is not None and not self._task.done():
@@ -64,9 +82,30 @@ class RoomActor:
                 fut.cancel()
 
     async def call(self, cmd: Command) -> Any:
+        if self._commit_now is not None and not self._queued and not self._stopped:
+            result = self._run_now(cmd, self._commit_now)
+            await asyncio.sleep(0)
+            return result
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait((cmd, fut))
+        self._put((cmd, fut))
         return await fut
+
+    def _put(self, item: tuple[Command, asyncio.Future[Any] | None]) -> None:
+        self._queued += 1
+        self._inbox.put_nowait(item)
+
+    def _run_now(self, cmd: Command, commit: CommitNow) -> Any:
+        try:
+            result, out = execute(self.core, cmd, time.time())
+            if out:
+                commit(self.core, out)
+        except ProtocolError:
+            raise
+        except Exception:
+            log.exception("room %s: %r failed", self.core.id, cmd)
+            raise
+        self._after(cmd, result)
+        return result
 
     async def _run(self) -> None:
         while True:
@@ -84,6 +123,8 @@ class RoomActor:
                 log.exception("room %s: %r failed", self.core.id, cmd)
                 if fut is not None and not fut.done():
                     fut.set_exception(exc)
+            finally:
+                self._queued -= 1
 
     async def _step(self, cmd: Command, fut: asyncio.Future[Any] | None) -> None:
         try:
@@ -98,6 +139,9 @@ class RoomActor:
             await self._commit(self.core, out)
         if fut is not None and not fut.done():
             fut.set_result(result)
+        self._after(cmd, result)
+
+    def _after(self, cmd: Command, result: Any) -> None:
         if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
             for seat in result:
                 self._spawn_bot(self.core.id, seat, cmd.kind)
@@ -119,4 +163,4 @@ class RoomActor:
     def _expire(self) -> None:
         self._timer = None
         self._armed = None
-        self._inbox.put_nowait((ExpireCmd(), None))
+        self._put((ExpireCmd(), None))

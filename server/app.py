@@ -19,10 +19,12 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.close import CloseCode
@@ -31,7 +33,7 @@ from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 from . import __version__
 from .backends import Backend, MemoryBackend, RoomSpec
 from .commands import AddBotsCmd
-from .connection import Connection
+from .connection import Connection, RawSocket
 from .housebots import HouseBot
 from .hub import Hub
 from .metrics import Registry
@@ -129,6 +131,16 @@ class Server:
             "dicehall_room_messages_sent_total",
             "Room messages (events, windows...) written to sockets.",
             lambda: self.fanout_latency.count,
+        )
+        m.gauge(
+            "process_cpu_seconds_total",
+            "User and system CPU time of this process, in seconds.",
+            _cpu_seconds,
+        )
+        m.gauge(
+            "process_resident_memory_bytes",
+            "Resident set size of this process, in bytes.",
+            _resident_bytes,
         )
 
     def _backend(self) -> Backend:
@@ -230,6 +242,23 @@ class Server:
             await asyncio.sleep(1.0)
 
 
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _resident_bytes() -> float:
+    """Current RSS from /proc (Linux); 0 where there is no /proc."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return float(int(f.read().split()[1]) * _PAGE)
+    except OSError:
+        return 0.0
+
+
 # --- endpoints ------------------------------------------------------------------------------
 
 
@@ -289,6 +318,7 @@ async def websocket(ws: WebSocket) -> None:
         max_queue=server.config.max_queue,
         fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,
+        raw=RawSocket.of(ws.scope.get(RAW_SEND)),
     )
     server.connections.add(conn)
 
@@ -301,9 +331,9 @@ async def websocket(ws: WebSocket) -> None:
     async def close(code: int, reason: str) -> None:
         await ws.close(code, reason)
 
+    conn.attach(send, close)
     conn.welcome(f"dicehall/{__version__}")
-    writer = asyncio.create_task(conn.writer(send, close))
-    ticker = asyncio.create_task(conn.ticker())
+    conn.start_timeouts()
     try:
         while True:
             message = await ws.receive()
@@ -315,10 +345,25 @@ async def websocket(ws: WebSocket) -> None:
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
-        for task in (writer, ticker):
-            task.cancel()
+        conn.detach()
         server.connections.discard(conn)
         await conn.session.disconnected()
+
+
+RAW_SEND = "dicehall.send"
+"""Scope key of the server's own ASGI `send`, before Starlette wraps it (see `RawSocket`)."""
+
+
+class KeepRawSend:
+    """ASGI middleware: remember the server's `send` of a WebSocket in its scope."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[RAW_SEND] = send
+        await self.app(scope, receive, send)
 
 
 WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"
@@ -354,5 +399,6 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             WebSocketRoute("/ws", websocket),
             *_web_client(),
         ],
+        middleware=[Middleware(KeepRawSend)],
         lifespan=lifespan,
     )

@@ -3,21 +3,31 @@
 Nothing here blocks a room: the hub appends frames to the queue and returns; a writer task
 drains it to the socket. A client that stops reading lets its queue fill, and is then cut
 off with close code 4003 (slow consumer) instead of being waited for.
+
+Fast path (measured in docs/benchmarks.md, "Load"): under `dicehall serve` the socket is
+uvicorn's websockets-sansio protocol, and a `RawSocket` writes whole WebSocket frames to
+its transport. Everything queued during one turn of the event loop (a room's commit: the
+closed window, its events, the next window; and the reply that caused them) leaves in one
+write, framed here, instead of one trip through Starlette, uvicorn and `websockets` and
+one system call per message. While the transport is paused (the client reads slowly) the
+writer task waits for it as before, so the queue bound and close 4003 are unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import struct
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 
 from protocol import errors as E
 from protocol.close import CloseCode
 from protocol.codec import Frame
+from protocol.features import SERVER_FEATURES
 from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
@@ -30,6 +40,53 @@ SendFrame = Callable[[Frame], Awaitable[None]]
 CloseSocket = Callable[[int, str], Awaitable[None]]
 
 
+def frame_header(binary: bool, size: int) -> bytes:
+    """RFC 6455 header of an unmasked, unfragmented server frame (no extensions)."""
+    first = 0x82 if binary else 0x81
+    if size < 126:
+        return bytes((first, size))
+    if size < 65536:
+        return struct.pack("!BBH", first, 126, size)
+    return struct.pack("!BBQ", first, 127, size)
+
+
+class RawSocket:
+    """Whole frames straight to the transport of uvicorn's websockets-sansio protocol.
+
+    Only when the ASGI `send` is that protocol's own bound method and no extension
+    (per-message deflate) was negotiated; otherwise `of` says None and frames take the
+    plain ASGI path. Control frames and the closing handshake stay with uvicorn.
+    """
+
+    def __init__(self, protocol: Any) -> None:
+        self._protocol = protocol
+        self._transport: asyncio.WriteTransport = protocol.transport
+        self.writable: asyncio.Event = protocol.writable
+
+    @classmethod
+    def of(cls, send: object) -> RawSocket | None:
+        protocol = getattr(send, "__self__", None)
+        if type(protocol).__name__ != "WebSocketsSansIOProtocol":
+            return None
+        if not isinstance(getattr(protocol, "writable", None), asyncio.Event):
+            return None
+        if getattr(protocol, "transport", None) is None:
+            return None
+        if getattr(getattr(protocol, "conn", None), "extensions", True):
+            return None  # unknown, or deflate negotiated: frames need the extension
+        return cls(protocol)
+
+    def gone(self) -> bool:
+        """Closing or closed: nothing more may be written."""
+        return bool(self._protocol.close_sent) or self._transport.is_closing()
+
+    def ready(self) -> bool:
+        return self.writable.is_set() and not self.gone()
+
+    def write(self, data: bytes) -> None:
+        self._transport.write(data)
+
+
 class Connection:
     """Everything for one socket except the socket itself (the endpoint moves the bytes)."""
 
@@ -40,17 +97,25 @@ class Connection:
         max_queue: int = 1024,
         fanout_latency: Histogram | None = None,
         slow_dropped: Counter | None = None,
+        raw: RawSocket | None = None,
     ) -> None:
         self.protocol = ServerConnection(encoding, now=time.monotonic())
         self.session = Session(services, self)
         self.max_queue = max_queue
-        self._queue: deque[tuple[Frame, float]] = deque()
-        self._wake = asyncio.Event()
+        self._queue: list[tuple[Frame, float]] = []
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._send: SendFrame | None = None
+        self._close_socket: CloseSocket | None = None
         self._closing: Close | None = None
         self._fanout_latency = fanout_latency
         self._slow_dropped = slow_dropped
         self._leaving: asyncio.Task[None] | None = None
         self.services = services
+        self._raw = raw
+        self._binary = encoding is Encoding.MSGPACK
+        self._flush_due = False
+        self._timeouts: asyncio.TimerHandle | None = None
 
     # --- Sink: what the session produces --------------------------------------------------
 
@@ -64,7 +129,7 @@ class Connection:
         self._push(self.protocol.send(message))
 
     def room(self, out: Outgoing, seat: int | None) -> None:
-        self._push(out.frame(seat, self.protocol.encoding), out.produced)
+        self._push(out.frame(seat, self.protocol.encoding, self.session.timestamps), out.produced)
 
     def replaced(self, room: str) -> None:
         self.close(CloseCode.REPLACED, f"another connection took your seat in room {room}")
@@ -82,12 +147,48 @@ class Connection:
             self._leaving = asyncio.get_running_loop().create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
-        self._wake.set()
+        if self._raw is None:
+            self._wake_writer()
+        elif not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        """One turn later: the reply to the request that made a room's messages (its
+        task resumes in the turn after the commit) joins them in the same write."""
+        asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Write what this turn of the event loop queued, if the socket takes it now."""
+        self._flush_due = False
+        raw = self._raw
+        if raw is None or not self._queue:
+            return
+        if raw.ready():
+            self._write_queue(raw)
+        elif raw.gone():
+            self._queue.clear()
+        else:
+            self._wake_writer()  # paused: the writer task waits until it drains
+
+    def _write_queue(self, raw: RawSocket) -> None:
+        binary = self._binary
+        latency = self._fanout_latency
+        now = time.monotonic()
+        parts: list[bytes] = []
+        queue, self._queue = self._queue, []
+        for frame, produced in queue:
+            data = frame if isinstance(frame, bytes) else frame.encode()
+            parts.append(frame_header(binary, len(data)))
+            parts.append(data)
+            if produced and latency is not None:
+                latency.observe(now - produced)
+        raw.write(b"".join(parts))
 
     # --- control --------------------------------------------------------------------------
 
     def welcome(self, server: str) -> None:
-        self._push(self.protocol.welcome(server))
+        self._push(self.protocol.welcome(server, SERVER_FEATURES))
 
     def close(self, code: CloseCode, text: str = "", retry_ms: int | None = None) -> None:
         """Say goodbye, then close after what is queued before it."""
@@ -99,7 +200,7 @@ class Connection:
             self._queue.append((item.frame, 0.0))
         else:
             self._closing = item
-        self._wake.set()
+        self._wake_writer()
 
     async def receive(self, data: Frame) -> None:
         """One frame from the client: protocol replies go out, requests are handled."""
@@ -109,14 +210,47 @@ class Connection:
             else:
                 await self.session.handle(item)
 
-    async def writer(self, send: SendFrame, close: CloseSocket) -> None:
+    def attach(self, send: SendFrame, close: CloseSocket) -> None:
+        """The socket's ASGI side. Its writer task starts now, or on the fast path only
+        when it is needed (a paused socket, a close): a task per idle connection adds up."""
+        self._send = send
+        self._close_socket = close
+        if self._raw is None or self._queue or self._closing is not None:
+            self._wake_writer()
+
+    def detach(self) -> None:
+        """The socket is gone: stop the writer and the time-outs."""
+        if self._writer is not None:
+            self._writer.cancel()
+        self.stop_timeouts()
+
+    def _wake_writer(self) -> None:
+        if self._send is None:
+            return  # not attached yet: `attach` starts the writer for what is queued
+        if self._wake is None:
+            self._wake = asyncio.Event()
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        self._wake.set()
+
+    async def _write_loop(self) -> None:
         """Drain the queue to the socket until a close instruction is reached."""
+        assert self._wake is not None and self._send is not None
+        assert self._close_socket is not None
+        send, close, wake = self._send, self._close_socket, self._wake
         latency = self._fanout_latency
+        raw = self._raw
         while True:
-            await self._wake.wait()
-            self._wake.clear()
+            await wake.wait()
+            wake.clear()
+            while raw is not None and self._queue:
+                if raw.gone():
+                    self._queue.clear()
+                elif raw.ready():
+                    self._write_queue(raw)
+                else:
+                    await raw.writable.wait()
             while self._queue:
-                frame, produced = self._queue.popleft()
+                frame, produced = self._queue.pop(0)
                 await send(frame)
                 if produced and latency is not None:
                     latency.observe(time.monotonic() - produced)
@@ -125,12 +259,22 @@ class Connection:
                     await close(int(self._closing.code), self._closing.reason)
                 return
 
-    async def ticker(self) -> None:
-        """Hello and idle time-outs."""
-        while self._closing is None:
-            await asyncio.sleep(max(0.05, self.protocol.deadline() - time.monotonic()))
-            for item in self.protocol.tick(time.monotonic()):
-                self._apply(item)
+    def start_timeouts(self) -> None:
+        """Hello and idle time-outs: a timer (not a task: one per connection adds up)."""
+        delay = max(0.05, self.protocol.deadline() - time.monotonic())
+        self._timeouts = asyncio.get_running_loop().call_later(delay, self._timeout)
+
+    def stop_timeouts(self) -> None:
+        if self._timeouts is not None:
+            self._timeouts.cancel()
+            self._timeouts = None
+
+    def _timeout(self) -> None:
+        self._timeouts = None
+        for item in self.protocol.tick(time.monotonic()):
+            self._apply(item)
+        if self._closing is None:
+            self.start_timeouts()
 
     @property
     def closing(self) -> bool:

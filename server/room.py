@@ -12,9 +12,11 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from protocol import errors as E
 from protocol.codec import Frame, encode
@@ -51,18 +53,23 @@ class Seat:
     """Live connections holding the seat (house bots count as one)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Outgoing:
     """One numbered room message: `message` for everyone, `private[seat]` for that seat.
 
-    Frames are memoised per (variant, encoding): a message is encoded once per encoding
-    and view, however many members receive it.
+    Frames are memoised per (variant, encoding, stamped): a message is encoded once per
+    encoding and view (and once more with `sent_us` for members with the `timestamps`
+    feature), however many members receive it.
     """
 
     message: RoomMessage
     private: dict[int, RoomMessage] = field(default_factory=dict)
     produced: float = field(default_factory=time.monotonic)
-    _frames: dict[tuple[int | None, Encoding], Frame] = field(default_factory=dict, repr=False)
+    sent_us: int | None = None
+    """The `timestamps` feature's stamp: set when the first member that asked is served."""
+    _frames: dict[tuple[int | None, Encoding, bool], Frame] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def seq(self) -> int:
@@ -73,13 +80,89 @@ class Outgoing:
             return self.private[seat]
         return self.message
 
-    def frame(self, seat: int | None, encoding: Encoding) -> Frame:
+    def frame(self, seat: int | None, encoding: Encoding, stamped: bool = False) -> Frame:
+        """The frame for `seat`; `stamped` adds `sent_us` (the `timestamps` feature).
+
+        One stamp per message, taken at its fan-out, shared by every member that asked:
+        still one encoding per (view, encoding, stamped), whatever the number of members.
+        """
         variant = seat if seat is not None and seat in self.private else None
-        key = (variant, encoding)
+        key = (variant, encoding, stamped)
         frame = self._frames.get(key)
         if frame is None:
-            frame = self._frames[key] = encode(self.for_seat(variant), encoding)
+            message = self.for_seat(variant)
+            if stamped and hasattr(message, "sent_us"):
+                if self.sent_us is None:
+                    self.sent_us = time.time_ns() // 1000
+                message = msgspec.structs.replace(message, sent_us=self.sent_us)
+            frame = self._frames[key] = encode(message, encoding)
         return frame
+
+
+_LOG_DECODER = msgspec.msgpack.Decoder(RoomUpdate | Event | Window | WindowClosed | GameOver | Chat)
+_LOG_ENCODER = msgspec.msgpack.Encoder()
+
+
+class MessageLog:
+    """A room's last `maxlen` messages, each kept as its MessagePack bytes.
+
+    A room sends thousands of messages; as message objects (structs, the engine's event
+    maps) each took over a kilobyte and half a dozen objects the garbage collector walks
+    again and again. As bytes an entry is ~150 bytes and nothing to walk (docs/benchmarks.md,
+    "Load"). Seqs are consecutive, so only the last is kept; the few private variants (a
+    Qwirkle draw) sit beside, by seq. The public bytes are the MessagePack frame the fan-out
+    sends anyway. Iterating gives `Outgoing`s back, decoded: only a resume or a takeover
+    reads the log.
+    """
+
+    __slots__ = ("_entries", "_last", "_private", "maxlen")
+
+    def __init__(self, maxlen: int) -> None:
+        self.maxlen = maxlen
+        self._entries: deque[bytes] = deque(maxlen=maxlen)
+        self._private: dict[int, dict[int, bytes]] = {}
+        self._last = 0
+
+    def append(self, out: Outgoing) -> None:
+        if self._entries and out.seq != self._last + 1:  # never in practice: start afresh
+            self._entries.clear()
+            self._private.clear()
+        public = out.frame(None, Encoding.MSGPACK)
+        assert isinstance(public, bytes)
+        self._entries.append(public)
+        self._last = out.seq
+        if out.private:
+            self._private[out.seq] = {s: _LOG_ENCODER.encode(m) for s, m in out.private.items()}
+        if self._private and len(self._entries) == self.maxlen:
+            first = self._last - self.maxlen + 1
+            for seq in [q for q in self._private if q < first]:
+                del self._private[seq]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Outgoing]:
+        first = self.first_seq or 0
+        for i, public in enumerate(self._entries):
+            private = self._private.get(first + i, {})
+            yield Outgoing(
+                _LOG_DECODER.decode(public),
+                {s: _LOG_DECODER.decode(b) for s, b in private.items()},
+            )
+
+    @property
+    def first_seq(self) -> int | None:
+        return self._last - len(self._entries) + 1 if self._entries else None
+
+    def messages(self, start: int, seat: int | None) -> list[RoomMessage]:
+        """The messages from index `start` on, as `seat` sees them."""
+        first = self.first_seq or 0
+        out: list[RoomMessage] = []
+        for i, public in enumerate(itertools.islice(self._entries, start, None), first + start):
+            private = self._private.get(i) if seat is not None else None
+            data = private.get(seat, public) if private is not None and seat is not None else public
+            out.append(_LOG_DECODER.decode(data))
+        return out
 
 
 class RoomCore:
@@ -111,7 +194,7 @@ class RoomCore:
         self.seed = seed if seed is not None else new_seed()
         self.state: State | None = None
         self.seq = 0
-        self.log: deque[Outgoing] = deque(maxlen=history)
+        self.log = MessageLog(history)
         self.record: dict[str, Any] | None = None
         self.window_id: int | None = None
         self.deadline: float | None = None
@@ -240,7 +323,8 @@ class RoomCore:
             events = state.apply_action(seat, action)
         except IllegalAction as exc:
             raise E.IllegalActionError(exc.message, rule=exc.rule) from None
-        self._log({"seat": seat, "action": dict(action)})
+        # a command's action is its own fresh map: no copy per entry of the record
+        self._log({"seat": seat, "action": action if type(action) is dict else dict(action)})
         return self._advance(events, now)
 
     def expire(self, now: float) -> list[Outgoing]:
@@ -387,10 +471,10 @@ class RoomCore:
             return None
         if last_seq == self.seq:
             return []
-        if not self.log or self.log[0].seq > last_seq + 1:
+        first = self.log.first_seq
+        if first is None or first > last_seq + 1:
             return None
-        start = last_seq + 1 - self.log[0].seq
-        return [o.for_seat(seat) for o in itertools.islice(self.log, start, None)]
+        return self.log.messages(last_seq + 1 - first, seat)
 
     def legal(self, seat: int | None) -> tuple[int | None, list[dict[str, Any]], dict[str, Any]]:
         """The open window, the seat's legal actions and its view (also after the game)."""

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import msgspec
 
 from protocol import errors as E
+from protocol.features import TIMESTAMPS, accept
 from protocol.messages import client as C
 from protocol.messages import results as R
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -105,6 +106,8 @@ class Session:
         """The last seq sent per room: a message that arrives twice is sent once."""
         self._subscribed: set[str] = set()
         self.closed = False
+        self.timestamps = False
+        """The `timestamps` feature is on: live room messages carry `sent_us`."""
 
     # --- the hub's side ------------------------------------------------------------------
 
@@ -222,7 +225,9 @@ class Session:
                 held.append(HeldSeat(room=claim.room, seat=claim.seat))
             else:
                 rejected.append(i)
-        return R.HelloResult(name=self.name, seats=held, rejected=rejected)
+        features = accept(req.features)
+        self.timestamps = TIMESTAMPS in features
+        return R.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
 
     async def _create(self, req: C.Create) -> R.CreateResult:
         try:

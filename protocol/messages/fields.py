@@ -28,6 +28,9 @@ Seq = Annotated[
 UnixMillis = Annotated[
     int, Meta(ge=0, le=L.MAX_SAFE_INT, description="Absolute time: unix milliseconds.")
 ]
+UnixMicros = Annotated[
+    int, Meta(ge=0, le=L.MAX_SAFE_INT, description="Absolute time: unix microseconds.")
+]
 Count = Annotated[int, Meta(ge=0, le=L.MAX_SAFE_INT)]
 Seat = Annotated[int, Meta(ge=0, lt=L.MAX_SEATS, description="Seat index, 0-based.")]
 SeatCount = Annotated[int, Meta(ge=1, le=L.MAX_SEATS)]

@@ -27,6 +27,7 @@ from .fields import (
     Seat,
     Seq,
     Text,
+    UnixMicros,
     UnixMillis,
     WindowId,
     Word,
@@ -93,40 +94,50 @@ class Snapshot(RoomMessage, tag="snapshot"):
     """The open turn window, if any."""
 
 
-class RoomUpdate(RoomMessage, tag="room"):
+class RoomUpdate(RoomMessage, tag="room", omit_defaults=True):
     """The room's public info changed: a seat was taken or freed, the game started..."""
 
     info: RoomInfo
+    sent_us: UnixMicros | None = None
+    """With the `timestamps` feature: when the server fanned this message out."""
 
 
-class Event(RoomMessage, tag="event"):
+class Event(RoomMessage, tag="event", omit_defaults=True):
     """A game event (a roll, a mark, a draw...), already reduced to this member's view."""
 
     event: JsonMap
+    sent_us: UnixMicros | None = None
+    """With the `timestamps` feature: when the server fanned this message out."""
 
 
-class Window(RoomMessage, tag="window"):
+class Window(RoomMessage, tag="window", omit_defaults=True):
     """A turn window opened: `actors` must answer with `act` before `deadline`."""
 
     window: WindowId
     deadline: UnixMillis
     actors: list[Actor]
+    sent_us: UnixMicros | None = None
+    """With the `timestamps` feature: when the server fanned this message out."""
 
 
-class WindowClosed(RoomMessage, tag="window_closed"):
+class WindowClosed(RoomMessage, tag="window_closed", omit_defaults=True):
     """A turn window closed: what each actor did, defaults for the ones that timed out."""
 
     window: WindowId
     actions: list[SeatAction]
+    sent_us: UnixMicros | None = None
+    """With the `timestamps` feature: when the server fanned this message out."""
 
 
-class GameOver(RoomMessage, tag="game_over"):
+class GameOver(RoomMessage, tag="game_over", omit_defaults=True):
     """The game ended. `seed` is revealed: sha256(seed) == `commitment`; every roll follows."""
 
     scores: list[Score]
     winners: list[Seat]
     seed: Hex64
     commitment: Hex64
+    sent_us: UnixMicros | None = None
+    """With the `timestamps` feature: when the server fanned this message out."""
 
 
 class Chat(RoomMessage, tag="chat"):

@@ -29,12 +29,22 @@ class MemoryBackend(Backend):
         keep_records: int = 1000,
         clock: Callable[[], float] = time.time,
         drop_bots: Callable[[str], None] | None = None,
+        over_seconds: float = 30.0,
+        history: int = 128,
     ) -> None:
         super().__init__(hub)
         self.spawn_bot = spawn_bot
         self.drop_bots = drop_bots
         """Called with a room's id when it closes: its house bots go with it."""
         self.idle_seconds = idle_seconds
+        self.history = history
+        """Messages a room keeps for `resume`: about 15 s of a fast Qwixx table, minutes at
+        a human pace; a client that missed more gets a snapshot instead (docs/protocol.md).
+        Each costs ~150 bytes per room (docs/benchmarks.md, "Load")."""
+        self.over_seconds = min(over_seconds, idle_seconds)
+        """A finished game nobody is in closes sooner: its record is kept apart (`record`),
+        and under a steady churn of games its log would otherwise pile up for
+        `idle_seconds` (docs/benchmarks.md, "Load")."""
         self._actors: dict[str, RoomActor] = {}
         self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._keep_records = keep_records
@@ -68,14 +78,19 @@ class MemoryBackend(Backend):
             name=spec.name,
             autostart=spec.autostart,
             host_key=spec.host_key,
+            history=self.history,
         )
         core.last_activity = self._clock()
-        actor = RoomActor(core, self._commit, self.spawn_bot)
+        actor = RoomActor(core, self._commit, self.spawn_bot, commit_now=self._commit_now)
         self._actors[room_id] = actor
         actor.start()
         return core.info()
 
     async def _commit(self, core: RoomCore, out: list[Outgoing]) -> None:
+        self._commit_now(core, out)
+
+    def _commit_now(self, core: RoomCore, out: list[Outgoing]) -> None:
+        """Nothing to persist: deliver, and keep the record of a finished game."""
         self.hub.deliver(core.id, out)
         if core.status == "over" and core.record is not None:
             self._records[core.id] = core.record
@@ -123,11 +138,12 @@ class MemoryBackend(Backend):
 
     async def _reap_forever(self) -> None:
         while True:
-            await asyncio.sleep(min(30.0, self.idle_seconds / 4))
+            await asyncio.sleep(min(30.0, self.idle_seconds / 4, self.over_seconds / 2))
             await self.reap()
 
     async def reap(self) -> None:
-        """Close rooms nobody is in that have been quiet for `idle_seconds`.
+        """Close rooms nobody is in that have been quiet for `idle_seconds` (finished
+        ones: `over_seconds`).
 
         Nobody: no connected person in a seat, no spectator. House bots are hub members
         too, but they never leave by themselves, so they do not count (they go with it).
@@ -137,7 +153,9 @@ class MemoryBackend(Backend):
             core = actor.core
             humans_here = any(s.kind == "human" and s.connected for s in core.seats)
             watched = core.spectators > 0
-            if not humans_here and not watched and now - core.last_activity > self.idle_seconds:
+            quiet = now - core.last_activity
+            limit = self.over_seconds if core.status == "over" else self.idle_seconds
+            if not humans_here and not watched and quiet > limit:
                 del self._actors[room_id]
                 await actor.stop()
                 self.rooms_closed += 1

@@ -1,0 +1,308 @@
+"""A lean WebSocket client for the load tester: thousands of sockets in one process.
+
+The client library (clients/client.py) reconnects, resumes, paces and types every
+message; that costs tens of microseconds per frame, which on a shared 2-core machine
+would be taken from the server being measured. Here a socket is a bare `asyncio.Protocol`
+that parses RFC 6455 frames itself, stamps each read with the time it arrived, and hands
+whole messages to a sink; messages are decoded into one lenient struct that reads only
+the fields the load tester looks at and skips the rest.
+
+Plain `ws://` (and `wss://`), no extensions; frames from the client are masked as the RFC
+requires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import os
+import random
+import ssl
+import struct
+import time
+from typing import Protocol, cast
+from urllib.parse import urlsplit
+
+import msgspec
+from websockets.speedups import apply_mask
+
+_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_OP_CONT, _OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0, 1, 2, 8, 9, 10
+_MAX_HEADER = 16384
+
+
+# --- what the load tester reads of a server message -------------------------------------
+
+
+class ErrorHead(msgspec.Struct):
+    name: str = "?"
+    code: int = 0
+
+
+class ActorHead(msgspec.Struct):
+    seat: int
+    kinds: list[str] = []
+
+
+class TurnHead(msgspec.Struct):
+    window: int
+    actors: list[ActorHead] = []
+
+
+class EventHead(msgspec.Struct):
+    type: str = ""
+
+
+class ActionHead(msgspec.Struct):
+    default: bool = False
+
+
+class Incoming(msgspec.Struct):
+    """Any server message, leniently: unknown fields are skipped, missing ones are None."""
+
+    type: str
+    id: int | None = None
+    ok: bool | None = None
+    result: msgspec.Raw = msgspec.Raw()
+    error: ErrorHead | None = None
+    room: str | None = None
+    seq: int | None = None
+    sent_us: int | None = None
+    window: int | None = None
+    actors: list[ActorHead] | None = None
+    event: EventHead | None = None
+    actions: list[ActionHead] | None = None
+    turn: TurnHead | None = None
+    code: int | None = None
+    features: list[str] | None = None
+    server: str | None = None
+
+
+class RoomRef(msgspec.Struct):
+    room: str
+
+
+class CreateResult(msgspec.Struct):
+    room: RoomRef
+
+
+class JoinResult(msgspec.Struct):
+    seat: int
+
+
+class LegalResult(msgspec.Struct):
+    window: int | None = None
+    actions: list[msgspec.Raw] = []
+
+
+class PingResult(msgspec.Struct):
+    time: int
+
+
+class Codec:
+    """Requests out, `Incoming` in, for one of the two subprotocols."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self.subprotocol = f"dicehall.v1.{encoding}"
+        self.binary = encoding == "msgpack"
+        mod = msgspec.msgpack if self.binary else msgspec.json
+        self.encode = mod.Encoder().encode
+        self._incoming = mod.Decoder(Incoming)
+        self._mod = mod
+        self._empty = b"\x80" if self.binary else b"{}"
+
+    def decode(self, data: bytes) -> Incoming:
+        message: Incoming = self._incoming.decode(data)
+        return message
+
+    def result(self, raw: msgspec.Raw, typ: type[msgspec.Struct]) -> msgspec.Struct:
+        return self._mod.decode(raw or self._empty, type=typ)  # type: ignore[no-any-return]
+
+    def raw_value(self, raw: msgspec.Raw) -> object:
+        return self._mod.decode(raw)
+
+
+# --- the socket -------------------------------------------------------------------------
+
+
+class Sink(Protocol):
+    def on_message(self, data: bytes, now_us: int) -> None:
+        """One whole message (the payload of a text or binary frame)."""
+
+    def on_closed(self, code: int | None) -> None:
+        """The socket is gone: the close code the server sent, None when it just dropped."""
+
+
+class HandshakeError(ConnectionError):
+    pass
+
+
+class WsClient(asyncio.Protocol):
+    """One client socket: the opening handshake, then frames in and out."""
+
+    def __init__(self, host: str, path: str, subprotocol: str, sink: Sink) -> None:
+        self.sink = sink
+        self._host = host
+        self._path = path
+        self._subprotocol = subprotocol
+        self._key = base64.b64encode(os.urandom(16))
+        self._buf = bytearray()
+        self._open = False
+        self._frag: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.close_code: int | None = None
+        self.closed = False
+
+    # --- asyncio.Protocol ---------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.transport.write(
+            b"GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+            b"Sec-WebSocket-Protocol: %s\r\n\r\n"
+            % (self._path.encode(), self._host.encode(), self._key, self._subprotocol.encode())
+        )
+
+    def data_received(self, data: bytes) -> None:
+        now_us = time.time_ns() // 1000
+        buf = self._buf
+        buf += data
+        if not self._open and not self._handshake(buf):
+            return
+        pos, n = 0, len(buf)
+        while n - pos >= 2:
+            b0, b1 = buf[pos], buf[pos + 1]
+            size, head = b1 & 0x7F, 2
+            if size == 126:
+                if n - pos < 4:
+                    break
+                size, head = (buf[pos + 2] << 8) | buf[pos + 3], 4
+            elif size == 127:
+                if n - pos < 10:
+                    break
+                (size,) = struct.unpack_from("!Q", buf, pos + 2)
+                head = 10
+            if b1 & 0x80:
+                self._fail("the server masked a frame")
+                return
+            end = pos + head + size
+            if end > n:
+                break
+            payload = bytes(buf[pos + head : end])
+            pos = end
+            op = b0 & 0x0F
+            if op in (_OP_TEXT, _OP_BINARY, _OP_CONT):
+                if not b0 & 0x80:
+                    self._frag.append(payload)
+                    continue
+                if self._frag:
+                    payload = b"".join([*self._frag, payload])
+                    self._frag.clear()
+                self.sink.on_message(payload, now_us)
+            elif op == _OP_PING:
+                self._send_frame(_OP_PONG, payload)
+            elif op == _OP_CLOSE:
+                self.close_code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                self._send_frame(_OP_CLOSE, payload[:2])
+                self._end()
+                return
+        if pos:
+            del buf[:pos]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(exc or ConnectionError("closed during the handshake"))
+        self._end()
+
+    # --- sending ------------------------------------------------------------------------
+
+    def send(self, payload: bytes, binary: bool) -> None:
+        if not self.closed:
+            self._send_frame(_OP_BINARY if binary else _OP_TEXT, payload)
+
+    def close(self, code: int = 1000) -> None:
+        """Start the closing handshake; the server answers and drops the socket."""
+        if not self.closed and self.transport is not None:
+            self._send_frame(_OP_CLOSE, struct.pack("!H", code))
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _send_frame(self, op: int, payload: bytes) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        size = len(payload)
+        if size < 126:
+            head = bytes((0x80 | op, 0x80 | size))
+        elif size < 65536:
+            head = struct.pack("!BBH", 0x80 | op, 0x80 | 126, size)
+        else:
+            head = struct.pack("!BBQ", 0x80 | op, 0x80 | 127, size)
+        mask = random.getrandbits(32).to_bytes(4, "big")
+        transport.write(head + mask + apply_mask(payload, mask))
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _handshake(self, buf: bytearray) -> bool:
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buf) > _MAX_HEADER:
+                self._fail("handshake response too long")
+            return False
+        head = bytes(buf[:end]).decode("latin-1").split("\r\n")
+        del buf[: end + 4]
+        status = head[0].split(" ", 2)
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:])}
+        accept = base64.b64encode(hashlib.sha1(self._key + _GUID).digest()).decode()
+        if len(status) < 2 or status[1] != "101":
+            self._fail(f"handshake refused: {head[0]}")
+        elif headers.get("sec-websocket-accept") != accept:
+            self._fail("bad Sec-WebSocket-Accept")
+        elif headers.get("sec-websocket-protocol") != self._subprotocol:
+            self._fail(f"the server did not take {self._subprotocol}")
+        else:
+            self._open = True
+            self.opened.set_result(None)
+            return True
+        return False
+
+    def _fail(self, why: str) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(HandshakeError(why))
+        self.abort()
+
+    def _end(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+        if self._open:
+            self.sink.on_closed(self.close_code)
+
+
+async def open_socket(url: str, subprotocol: str, sink: Sink, timeout: float = 10.0) -> WsClient:
+    """Connect and finish the opening handshake, or raise (OSError, HandshakeError...)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or parts.hostname is None:
+        raise ValueError(f"not a ws:// or wss:// URL: {url}")
+    secure = parts.scheme == "wss"
+    port = parts.port or (443 if secure else 80)
+    host = parts.netloc
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    loop = asyncio.get_running_loop()
+    context = ssl.create_default_context() if secure else None
+    _, client = await asyncio.wait_for(
+        loop.create_connection(
+            lambda: WsClient(host, path, subprotocol, sink), parts.hostname, port, ssl=context
+        ),
+        timeout,
+    )
+    await asyncio.wait_for(asyncio.shield(client.opened), timeout)
+    return client

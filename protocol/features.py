@@ -1,0 +1,22 @@
+"""Optional v1 features (docs/protocol.md, Versioning): named in `welcome`, asked for in
+`hello`, on for the connection once the `hello` reply lists them.
+
+- `timestamps`: live room messages (`room`, `event`, `window`, `window_closed`,
+  `game_over`) carry `sent_us`, the server's clock (unix microseconds) when it fanned the
+  message out; a client measures delivery latency with it. One stamp per message, shared
+  by every member that asked, so a message is still encoded once per view and encoding.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+TIMESTAMPS: Final = "timestamps"
+
+SERVER_FEATURES: Final = (TIMESTAMPS,)
+"""What a v1 server offers, in `welcome.features` order."""
+
+
+def accept(wanted: list[str]) -> list[str]:
+    """The features a `hello` turns on: those asked for that the server offers, in order."""
+    return [f for f in SERVER_FEATURES if f in wanted]

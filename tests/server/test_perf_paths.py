@@ -1,0 +1,179 @@
+"""The paths made faster or smaller under load (docs/benchmarks.md, "Load") keep their
+promises: the compact message log, a call run at once in an idle room, finished games
+closing sooner, and the plain ASGI path when frames cannot go straight to the socket."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import time
+from typing import Any
+
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
+
+from protocol import errors as E
+from protocol.messages.server import Chat
+from rules import get_game
+from server.actor import RoomActor
+from server.backends.base import RoomSpec
+from server.backends.memory import MemoryBackend
+from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
+from server.connection import RawSocket
+from server.hub import Hub
+from server.room import Outgoing, RoomCore
+from tests.support.servers import running_server
+
+T0 = 1_767_225_600.0
+
+
+def played_qwirkle(history: int) -> tuple[RoomCore, list[Outgoing]]:
+    """A 3-seat Qwirkle room some turns in: every draw is a private message."""
+    game = get_game("qwirkle")
+    core = RoomCore("r1", game, game.resolve_options(), 3, 30, seed=b"s" * 32, history=history)
+    out: list[Outgoing] = []
+    for i in range(3):
+        out += core.join(f"p{i}", i, f"n{i}", T0)[1]
+    out += core.start(T0)
+    rng = random.Random(7)
+    for _ in range(12):
+        assert core.state is not None
+        seat = core.state.actors()[0]
+        out += core.act(seat, rng.choice(core.state.legal_actions(seat)), core.window_id, T0)
+    return core, out
+
+
+def test_the_log_keeps_bytes_and_gives_every_variant_back() -> None:
+    core, out = played_qwirkle(history=4096)
+    assert all(isinstance(entry, bytes) for entry in core.log._entries)
+    assert core.log._private, "the draws are private"
+    back = list(core.log)
+    assert [o.message for o in back] == [o.message for o in out]
+    assert [o.private for o in back] == [o.private for o in out]
+    for seat in (None, 0, 1, 2):
+        assert core.since(0, seat) == [o.for_seat(seat) for o in out]
+
+
+def test_a_short_log_forgets_old_private_variants_too() -> None:
+    core, out = played_qwirkle(history=8)
+    first = core.log.first_seq
+    assert len(core.log) == 8 and first == core.seq - 7
+    assert all(seq >= first for seq in core.log._private)
+    assert core.since(first - 2, 0) is None, "aged out: the client gets a snapshot"
+    assert core.since(first - 1, 1) == [o.for_seat(1) for o in out if o.seq >= first]
+
+
+async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_one() -> None:
+    game = get_game("qwixx")
+    core = RoomCore("r1", game, game.resolve_options(), 2, 30)
+    said: list[str] = []
+
+    def commit(core: RoomCore, out: list[Outgoing]) -> None:
+        said.extend(o.message.text for o in out if isinstance(o.message, Chat))
+
+    async def commit_later(core: RoomCore, out: list[Outgoing]) -> None:
+        commit(core, out)
+
+    actor = RoomActor(core, commit_later, commit_now=commit)
+    actor.start()
+    try:
+        await actor.call(ChatCmd(seat=None, sender="a", text="alone"))
+        assert said == ["alone"]
+        actor._put((ChatCmd(seat=None, sender="a", text="queued first"), None))
+        await actor.call(ChatCmd(seat=None, sender="a", text="then me"))
+        assert said == ["alone", "queued first", "then me"]
+        await actor.call(ChatCmd(seat=None, sender="a", text="idle again"))
+        assert said[-1] == "idle again" and actor._queued == 0
+    finally:
+        await actor.stop()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def play_to_the_end(backend: MemoryBackend, room: str, rng: random.Random) -> None:
+    for _ in range(500):
+        window, actions, _ = await backend.call(room, LegalCmd(seat=0))
+        if not actions:
+            return
+        await backend.call(room, ActCmd(seat=0, action=rng.choice(actions), window=window))
+    raise AssertionError("the game did not end")
+
+
+async def test_a_finished_game_nobody_is_in_closes_sooner_than_a_quiet_one() -> None:
+    clock = Clock()
+    backend = MemoryBackend(Hub(), idle_seconds=600, over_seconds=30, clock=clock)
+    spec = RoomSpec(game="qwinto", options={}, seats=1, turn_window=30, public=True)
+    try:
+        rooms: list[str] = []
+        for _ in range(2):
+            room = (await backend.create(spec)).room
+            await backend.call(room, JoinCmd(name="Ada", seat=0, nonce="n"))
+            await backend.call(room, StartCmd(seat=0))
+            rooms.append(room)
+        finished, unfinished = rooms
+        await play_to_the_end(backend, finished, random.Random(3))
+        for room in rooms:
+            await backend.call(room, PresenceCmd(seat=0, delta=-1))
+        clock.now = time.time() + 31
+        await backend.reap()
+        listed = {r.room for r in await backend.rooms()}
+        assert listed == {unfinished}
+        assert await backend.record(finished) is not None, "its record outlives it"
+        try:
+            await backend.call(finished, SyncCmd(seat=None))
+        except E.NoSuchRoomError:
+            pass
+        else:
+            raise AssertionError("the finished room should be closed")
+    finally:
+        await backend.stop()
+
+
+def test_frames_take_the_asgi_path_unless_send_is_uvicorns_own() -> None:
+    async def send(message: Any) -> None:
+        pass
+
+    assert RawSocket.of(send) is None
+    assert RawSocket.of(None) is None
+
+
+async def test_with_per_message_deflate_frames_still_arrive_in_order() -> None:
+    """Deflate needs the extension on every frame: those connections take the ASGI path."""
+    with running_server("--deflate") as server:
+        async with connect(
+            server.ws, subprotocols=[Subprotocol("dicehall.v1.json")], compression="deflate"
+        ) as ws:
+            assert ws.protocol.extensions, "deflate was negotiated"
+            ids = itertools.count(1)
+
+            async def call(kind: str, **fields: Any) -> Any:
+                rid = next(ids)
+                await ws.send(json.dumps({"type": kind, "id": rid, **fields}))
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    seen.append(message)
+                    if message.get("type") == "reply" and message["id"] == rid:
+                        assert message["ok"], message
+                        return message["result"]
+
+            seen: list[dict[str, Any]] = []
+            await call("hello", client="deflate-test")
+            room = (await call("create", game="qwixx", seats=2, public=False))["room"]["room"]
+            await call("join", room=room, seat=0)
+            await call("add_bots", room=room)
+            await call("start", room=room)
+            for i in range(5):
+                await call("chat", room=room, text=f"line {i}")
+            await call("ping")
+        live = [m for m in seen if m.get("room") == room and m["type"] != "snapshot"]
+        seqs = [m["seq"] for m in live]
+        assert len(seqs) >= 7 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        assert [m["text"] for m in live if m["type"] == "chat"] == [f"line {i}" for i in range(5)]

@@ -45,6 +45,7 @@ def main() -> None:
             "fanout_max_ms": fan["max"],
             "act_p99_ms": report["requests_ms"]["act"]["p99"],
             "server_cpu_percent": srv["cpu_percent"],
+            "server_wait_percent": srv["cpu_wait_percent"],
             "cpu_us_per_delivery": srv["cpu_us_per_delivery"],
             "rss_mib": round((srv["rss_bytes"]["active"] or 0) / 2**20, 1),
             "errors": report["error_count"],

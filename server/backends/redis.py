@@ -92,9 +92,11 @@ return 0
 """
 # KEYS: lease, log, snapshot, record. ARGV: owner, lease ms, log length, snapshot, record
 # ('' for none), record ttl s, rewrite ('1': the entries replace the log), the room's seq,
-# then seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or
-# a log past this room's seq); 2 the log is behind the room (Redis lost it): write again
-# with rewrite; 1 written, lease held or taken back.
+# publish command, event channel, payload ('' for none: nothing is published), then
+# seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or a
+# log past this room's seq); 2 the log is behind the room (Redis lost it): write again with
+# rewrite; 1 written, lease held or taken back, and only then the payload published: what
+# subscribers see is always committed, and one round trip does it all.
 _COMMIT = """
 local owner = redis.call('get', KEYS[1])
 if owner and owner ~= ARGV[1] then return 0 end
@@ -108,17 +110,18 @@ if ARGV[7] == '1' then
   last = 0
 else
   local first = seq + 1
-  if #ARGV >= 9 then first = tonumber(ARGV[9]) end
+  if #ARGV >= 12 then first = tonumber(ARGV[12]) end
   if last < first - 1 then return 2 end
 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-for i = 9, #ARGV, 2 do
+for i = 12, #ARGV, 2 do
   if tonumber(ARGV[i]) > last then
     redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], ARGV[i] .. '-1', 'm', ARGV[i + 1])
   end
 end
 redis.call('set', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('set', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
+if ARGV[11] ~= '' then redis.call(ARGV[9], ARGV[10], ARGV[11]) end
 return 1
 """
 
@@ -219,6 +222,11 @@ class RedisBackend(Backend):
         """Rooms whose event channel is subscribed."""
         self._last_seq: dict[str, int] = {}
         """Per room with local members: every message up to this seq was delivered here."""
+        self._owners: dict[str, bytes] = {}
+        """The process last known to own each room that commands were forwarded to: no
+        GET of the lease per command (a stale entry costs one retry)."""
+        self._lobby: dict[str, bytes] = {}
+        """Each owned room's lobby entry as last written: most commits leave it as it is."""
         self._pending: dict[int, tuple[asyncio.Future[Any], Any]] = {}
         self._served: OrderedDict[tuple[str, int], dict[str, Any] | None] = OrderedDict()
         """Forwarded commands run lately, by (asking process, rid), with their replies (None:
@@ -366,6 +374,8 @@ class RedisBackend(Backend):
         if channel.endswith(":cmd"):
             self._spawn(self._serve_command(room, data))
         elif channel.endswith(":ev") and data["from"] != self.proc:
+            if room in self._owners:
+                self._owners[room] = data["from"].encode()
             self._spawn(self._receive_events(room, data["out"]))
 
     def _resolve(self, data: Any) -> None:
@@ -426,6 +436,7 @@ class RedisBackend(Backend):
             self.drop_bots(room)
         await actor.stop()
         self._writing.pop(room, None)
+        self._lobby.pop(room, None)
         with contextlib.suppress(RedisError):
             await self._unsubscribe_channel(command_channel(room))
             if release:
@@ -451,6 +462,7 @@ class RedisBackend(Backend):
         self._lost.discard(id(actor.core))
         if room not in self._actors:  # (it may be ours again already)
             self._writing.pop(room, None)
+            self._lobby.pop(room, None)
             with contextlib.suppress(RedisError):
                 await self._unsubscribe_channel(command_channel(room))
 
@@ -488,22 +500,21 @@ class RedisBackend(Backend):
         """Durable first, visible second: persist, publish, then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
+        payload = _ENC.encode({"from": self.proc, "out": [pack_outgoing(o) for o in out]})
         try:
-            await self._persist(core, out)
+            await self._persist(core, out, payload)
         except _Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run, see `_local`) before it runs anything else.
             self._lose(core.id, core)
             raise asyncio.CancelledError from None
-        payload = {"from": self.proc, "out": [pack_outgoing(o) for o in out]}
-        with contextlib.suppress(RedisError):
-            await self._publish(event_channel(core.id), payload)
         if core.id in self._interest:
             self._last_seq[core.id] = out[-1].seq
         self.hub.deliver(core.id, out)
 
-    async def _persist(self, core: RoomCore, out: list[Outgoing]) -> None:
+    async def _persist(self, core: RoomCore, out: list[Outgoing], payload: bytes = b"") -> None:
         """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
+        `payload` (the messages for other processes) is published once they are written.
 
         Raises `_Fenced` when another process runs the room now."""
         backoff = 0.05
@@ -511,25 +522,36 @@ class RedisBackend(Backend):
         while True:
             try:
                 async with lock:
-                    status = await self._write(core, out, rewrite=False)
+                    status = await self._write(core, out, payload, rewrite=False)
                     if status == 2:  # Redis lost the room's log: write the room back whole
                         log.warning("room %s: Redis lost its log; writing it back", core.id)
-                        status = await self._write(core, list(core.log), rewrite=True)
+                        self._lobby.pop(core.id, None)
+                        status = await self._write(core, list(core.log), payload, rewrite=True)
                         if self._secret is not None:
                             await self.redis.set(SECRET, self._secret, nx=True)
                 if status == 0:
                     raise _Fenced(core.id)
-                if core.status == "over":
-                    await self.redis.hdel(LOBBY, core.id)
-                else:
-                    await self.redis.hset(LOBBY, core.id, _ENC.encode(core.info()))
+                await self._list(core)
                 return
             except RedisError as exc:
                 log.warning("redis commit of room %s failed: %s", core.id, exc)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
 
-    async def _write(self, core: RoomCore, out: list[Outgoing], rewrite: bool) -> int:
+    async def _list(self, core: RoomCore) -> None:
+        """Keep the room's lobby entry as the room is (gone once the game is over)."""
+        entry = b"" if core.status == "over" else _ENC.encode(core.info())
+        if self._lobby.get(core.id) == entry:
+            return
+        if entry:
+            await self.redis.hset(LOBBY, core.id, entry)
+        else:
+            await self.redis.hdel(LOBBY, core.id)
+        self._lobby[core.id] = entry
+
+    async def _write(
+        self, core: RoomCore, out: list[Outgoing], payload: bytes, rewrite: bool
+    ) -> int:
         """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
         record = b""
         if core.status == "over" and core.record is not None:
@@ -543,6 +565,9 @@ class RedisBackend(Backend):
             RECORD_TTL,
             1 if rewrite else 0,
             core.seq,
+            "spublish" if self.cluster else "publish",
+            event_channel(core.id),
+            payload,
         ]
         for o in out:
             args += [o.seq, _ENC.encode(pack_outgoing(o))]
@@ -581,12 +606,18 @@ class RedisBackend(Backend):
             if self._stopping:
                 continue
             try:
-                rooms = await self.redis.hkeys(LOBBY)
-                for raw in rooms:
-                    room = raw.decode()
+                rooms = [raw.decode() for raw in await self.redis.hkeys(LOBBY)]
+                for room in rooms:
                     if room in self._actors:
                         await self._reap_if_idle(room)
-                    elif not await self.redis.exists(lease_key(room)):
+                others = [room for room in rooms if room not in self._actors]
+                if not others:
+                    continue
+                pipe = self.redis.pipeline(transaction=False)  # one round trip for them all
+                for room in others:
+                    pipe.exists(lease_key(room))
+                for room, leased in zip(others, await pipe.execute(), strict=True):
+                    if not leased:
                         await self._take_over(room)
             except RedisError:
                 continue
@@ -607,6 +638,7 @@ class RedisBackend(Backend):
 
     async def _resync_after_outage(self) -> None:
         """Redis came back (maybe empty): write owned rooms back, refill subscribers' gaps."""
+        self._lobby.clear()
         if self._secret is not None:
             with contextlib.suppress(RedisError):
                 await self.redis.set(SECRET, self._secret, nx=True)
@@ -630,6 +662,7 @@ class RedisBackend(Backend):
                 else:
                     result = await self._forward(room, cmd)
             except (_Retry, RedisError) as exc:
+                self._owners.pop(room, None)
                 if time.monotonic() > give_up:
                     raise E.UnavailableError(
                         "the room's server is unreachable; try again shortly"
@@ -656,14 +689,19 @@ class RedisBackend(Backend):
 
     async def _forward(self, room: str, cmd: Command) -> Any:
         """Send `cmd` to the room's owner (taking the room over if it has none)."""
-        owner = await self.redis.get(lease_key(room))
+        owner = self._owners.get(room)
         if owner is None:
-            if await self.redis.exists(snap_key(room)):
-                await self._take_over(room)
-                raise _Retry
-            if room in self._last_seq:  # it was here: Redis lost it; its owner writes it back
-                raise _Retry
-            raise E.NoSuchRoomError(f"no room {room!r}")
+            owner = await self.redis.get(lease_key(room))
+            if owner is None:
+                if await self.redis.exists(snap_key(room)):
+                    await self._take_over(room)
+                    raise _Retry
+                if room in self._last_seq:  # it was here: Redis lost it; its owner rewrites it
+                    raise _Retry
+                raise E.NoSuchRoomError(f"no room {room!r}")
+            if len(self._owners) >= 10_000:
+                self._owners.clear()
+            self._owners[room] = owner
         rid = next(self._ids)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = (fut, RESULTS.get(type(cmd)))
@@ -678,6 +716,7 @@ class RedisBackend(Backend):
                     raise _Retry  # nobody got it: the owner is gone, wait it out
                 return await self._reply(fut, room, owner, rid, payload)
             except (RedisError, _Gone) as exc:
+                self._owners.pop(room, None)
                 if isinstance(cmd, RETRY_SAFE):
                     raise _Retry from None
                 raise E.UnavailableError(
@@ -753,22 +792,28 @@ class RedisBackend(Backend):
         await self._send_reply(data["from"], data["rid"], reply)
 
     async def _send_reply(self, to: str, rid: int, reply: dict[str, Any]) -> None:
-        """Kept in a key first (retried while Redis is away, as long as the asker waits),
-        then published: the asker reads the key if the publish does not reach it."""
+        """Kept in a key (retried while Redis is away, as long as the asker waits) and
+        published: the asker reads the key if the publish does not reach it."""
         keep = 2 * self.lease_ms + 5000
         give_up = time.monotonic() + keep / 1000
         backoff = 0.05
+        data = _ENC.encode(reply)
         while True:
             try:
-                await self.redis.set(reply_key(to, rid), _ENC.encode(reply), px=keep)
-                break
+                # one round trip; key and channel share a hash tag, so one node in a cluster
+                pipe = self.redis.pipeline(transaction=False)
+                pipe.set(reply_key(to, rid), data, px=keep)
+                if self.cluster:
+                    pipe.execute_command("SPUBLISH", reply_channel(to), data)
+                else:
+                    pipe.publish(reply_channel(to), data)
+                await pipe.execute()
+                return
             except RedisError:
                 if time.monotonic() > give_up:
-                    break
+                    return
                 await asyncio.sleep(backoff)
                 backoff = min(1.0, backoff * 2)
-        with contextlib.suppress(RedisError):
-            await self._publish(reply_channel(to), reply)
 
     # --- events for local members -----------------------------------------------------
 
@@ -787,6 +832,7 @@ class RedisBackend(Backend):
             return
         self._interest.pop(room, None)
         self._last_seq.pop(room, None)
+        self._owners.pop(room, None)
         self._spawn(self._drop_channel(room))
 
     async def _drop_channel(self, room: str) -> None:

@@ -1,4 +1,4 @@
-"""A room's whole state as plain data, so another process can take the room over.
+"""A room's whole state as plain MessagePack data, so another process can take it over.
 
 The numbered log is not in here: it lives beside the snapshot (the Redis stream), and a
 snapshot is written together with the messages it has produced, so the two always agree.
@@ -14,9 +14,11 @@ import msgspec
 from protocol.messages.common import SeatAction
 from rules import get_game
 
-from .room import RoomCore, Seat
+from .room import RecordLog, RoomCore, Seat
 
-FORMAT = 1
+FORMAT = 2
+"""2: the record's log as packed bytes (`record_log`, `record_entries`); 1 had it in
+`record`, and is still read (a process of the previous version may have written it)."""
 
 
 def dump(core: RoomCore) -> dict[str, Any]:
@@ -41,7 +43,9 @@ def dump(core: RoomCore) -> dict[str, Any]:
         "deadline": core.deadline,
         "done": msgspec.to_builtins(core._done),
         "last_activity": core.last_activity,
-        "record": core.record,
+        "record": core.record_head,
+        "record_log": bytes(core.record_log.data),
+        "record_entries": core.record_log.count,
     }
 
 
@@ -50,7 +54,7 @@ def load(data: Mapping[str, Any], history: int = 1024) -> RoomCore:
 
     House bots count as present: the new owner seats them again.
     """
-    if data.get("format") != FORMAT:
+    if data.get("format") not in (1, FORMAT):
         raise ValueError(f"unsupported room snapshot format {data.get('format')!r}")
     game = get_game(data["game"])
     core = RoomCore(
@@ -77,5 +81,12 @@ def load(data: Mapping[str, Any], history: int = 1024) -> RoomCore:
     core.deadline = data["deadline"]
     core._done = msgspec.convert(data["done"], list[SeatAction])
     core.last_activity = data["last_activity"]
-    core.record = data["record"]
+    record = data["record"]
+    if data["format"] == 1 and record is not None:
+        record = dict(record)
+        for entry in record.pop("log"):
+            core.record_log.append(entry)
+    else:
+        core.record_log = RecordLog(data["record_log"], data["record_entries"])
+    core.record_head = record
     return core

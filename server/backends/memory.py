@@ -9,6 +9,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
 from rules import get_game
@@ -46,7 +48,8 @@ class MemoryBackend(Backend):
         and under a steady churn of games its log would otherwise pile up for
         `idle_seconds` (docs/benchmarks.md, "Load")."""
         self._actors: dict[str, RoomActor] = {}
-        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._records: OrderedDict[str, bytes] = OrderedDict()
+        """Records of finished games, as JSON (compact; served as they are asked for)."""
         self._keep_records = keep_records
         self._clock = clock
         self._reaper: asyncio.Task[None] | None = None
@@ -92,8 +95,8 @@ class MemoryBackend(Backend):
     def _commit_now(self, core: RoomCore, out: list[Outgoing]) -> None:
         """Nothing to persist: deliver, and keep the record of a finished game."""
         self.hub.deliver(core.id, out)
-        if core.status == "over" and core.record is not None:
-            self._records[core.id] = core.record
+        if core.status == "over" and core.id not in self._records:
+            self._records[core.id] = msgspec.json.encode(core.record)
             while len(self._records) > self._keep_records:
                 self._records.popitem(last=False)
 
@@ -124,7 +127,11 @@ class MemoryBackend(Backend):
         return actor.core.game.name
 
     async def record(self, room: str) -> dict[str, Any] | None:
-        return self._records.get(room)
+        raw = self._records.get(room)
+        if raw is None:
+            return None
+        record: dict[str, Any] = msgspec.json.decode(raw)
+        return record
 
     def stats(self) -> dict[str, int]:
         cores = [a.core for a in self._actors.values()]

@@ -41,7 +41,7 @@ def test_a_restored_room_continues_identically(game: str) -> None:
         if original.status == "over":
             break
         step(original, rng, 1.0)
-    data = json.loads(json.dumps(snapshot.dump(original)))
+    data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(original)))
     restored = snapshot.load(data)
     assert snapshot.dump(restored) == snapshot.dump(original)
     for mine, theirs in zip(restored.seats, original.seats, strict=True):
@@ -52,6 +52,20 @@ def test_a_restored_room_continues_identically(game: str) -> None:
         assert step(original, a, 2.0) == step(restored, b, 2.0)
     assert restored.record == original.record
     assert restored.status == "over"
+
+
+def test_a_snapshot_of_the_previous_format_is_read() -> None:
+    """Format 1 (record log as maps) may still be in Redis during a rolling upgrade."""
+    original = playing_room("qwixx", 2, bytes(32))
+    rng = Random(1)
+    for _ in range(10):
+        step(original, rng, 1.0)
+    data = snapshot.dump(original)
+    old = {k: v for k, v in data.items() if k not in ("record_log", "record_entries")}
+    old |= {"format": 1, "record": original.record}
+    restored = snapshot.load(json.loads(json.dumps(old)))
+    assert restored.record == original.record
+    assert snapshot.dump(restored) == data
 
 
 def test_presence_restarts_from_zero_but_bots_stay() -> None:

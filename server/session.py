@@ -24,7 +24,7 @@ from protocol.features import TIMESTAMPS, accept
 from protocol.messages import client as C
 from protocol.messages import results as R
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
-from protocol.messages.server import ServerMessage
+from protocol.messages.server import GameOver, ServerMessage
 from rules import RulesError, all_games, get_game
 from rules.bots import bot_names
 
@@ -72,6 +72,7 @@ class Settings:
 
     default_turn_window: int = 30
     max_rooms_per_session: int = 16
+    """Rooms one connection may host at once (created, game not over): a cap on abuse."""
     server_name: str = "dicehall"
 
 
@@ -122,6 +123,9 @@ class Session:
             if out.seq > seen:
                 self.sink.room(out, seat)
                 seen = out.seq
+                if type(out.message) is GameOver:
+                    # a finished room is nothing to host: it leaves the creation limit
+                    self.hosting.pop(room, None)
         self._seen[room] = seen
 
     # --- requests ------------------------------------------------------------------------

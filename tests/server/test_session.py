@@ -391,3 +391,24 @@ async def test_leaving_twice_at_once_lets_go_of_everything_exactly_once() -> Non
         await late.ask(C.Spectate, room=other)
         snapshot = late.stream(other)[0]
         assert isinstance(snapshot, Snapshot) and snapshot.info.spectators == 2  # S and L
+
+
+async def test_finished_games_do_not_count_against_the_rooms_a_connection_may_host() -> None:
+    async with running() as server:
+        limit = server.services.settings.max_rooms_per_session
+        ada = await hello(server, "Ada")
+        for _ in range(limit + 2):  # one game after the other, as a bot that plays all day
+            room = await create(ada, "qwixx", 1)
+            await ada.ask(C.Join, room=room)
+            ada.over.clear()
+            await ada.ask(C.Start, room=room)
+            while not ada.over.is_set():
+                legal = await ada.ask(C.Legal, room=room)
+                if legal.actions:
+                    with contextlib.suppress(E.ProtocolError):  # the window may close first
+                        await ada.ask(C.Act, room=room, action=act(legal.actions[-1]))
+                await asyncio.sleep(0)
+        for _ in range(limit):  # rooms still open do count
+            await create(ada, "qwixx", 2)
+        with pytest.raises(E.ForbiddenError, match="too many rooms"):
+            await create(ada, "qwixx", 2)

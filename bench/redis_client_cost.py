@@ -1,0 +1,88 @@
+"""What one Redis command costs the process that sends it: the floor under the Redis hop.
+
+    python -m bench.redis_client_cost [--commands 5000]
+
+Against a fresh redis-server on loopback, one command at a time (send, await the reply),
+on uvloop as `dicehall serve` runs: CPU time (utime + stime of this process) and wall time
+per command for
+
+- redis-py's asyncio client with its pure-Python parser and with hiredis (what the Redis
+  backend uses), for PUBLISH and SET of 200 bytes;
+- the same PUBLISH written by hand on a bare asyncio stream: the event loop and the
+  system calls alone, no client library.
+
+The Redis backend needs about one such round trip per commit and two per command forwarded
+between processes (docs/benchmarks.md, "Redis hop").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import redis.asyncio as aioredis
+import uvloop
+from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
+
+from bench.redis_hop import redis_server
+
+PAYLOAD = b"y" * 200
+
+
+async def timed(n: int, op: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+    """(CPU µs, wall µs) per call of `op`, after a short warm-up."""
+    for _ in range(200):
+        await op()
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(n):
+        await op()
+    return (
+        (time.process_time() - cpu) / n * 1e6,
+        (time.perf_counter() - wall) / n * 1e6,
+    )
+
+
+async def measure(url: str, port: int, n: int) -> list[tuple[str, float, float]]:
+    rows = []
+    for label, parser in (
+        ("redis-py, Python parser", _AsyncRESP2Parser),
+        ("redis-py, hiredis", _AsyncHiredisParser),
+    ):
+        client = aioredis.Redis.from_url(url, parser_class=parser)
+        await client.ping()
+        rows.append(
+            (f"{label}: PUBLISH", *await timed(n, lambda c=client: c.publish("b", PAYLOAD)))
+        )
+        rows.append((f"{label}: SET", *await timed(n, lambda c=client: c.set("b", PAYLOAD))))
+        await client.aclose()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    command = b"*3\r\n$7\r\nPUBLISH\r\n$1\r\nb\r\n$200\r\n" + PAYLOAD + b"\r\n"
+
+    async def raw() -> None:
+        writer.write(command)
+        await reader.readline()
+
+    rows.append(("bare asyncio stream: PUBLISH", *await timed(n, raw)))
+    writer.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--commands", type=int, default=5000)
+    a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp, redis_server(Path(tmp)) as (url, _):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        rows = uvloop.run(measure(url, port, a.commands))
+    print("| client | CPU per command (µs) | wall per command (µs) |")
+    print("|---|---:|---:|")
+    for label, cpu, wall in rows:
+        print(f"| {label} | {cpu:.1f} | {wall:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

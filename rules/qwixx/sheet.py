@@ -7,6 +7,7 @@ path needs nothing heavier. Red and yellow read 2..12, green and blue 12..2.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,9 +37,15 @@ _POINTS_COLUMN = 28
 
 
 def row_numbers(row: int, mask: int) -> list[int]:
-    """The marked numbers of a row, left to right."""
+    """The marked numbers of a row, left to right (a fresh list: views are the caller's)."""
+    return list(_row_numbers(row, mask))
+
+
+@functools.cache
+def _row_numbers(row: int, mask: int) -> tuple[int, ...]:
+    # every view lists 4 rows per seat: remembered, they cost a lookup (at most 4 x 2048)
     numbers = NUMBER[row]
-    return [numbers[b] for b in range(11) if mask >> b & 1]
+    return tuple(numbers[b] for b in range(11) if mask >> b & 1)
 
 
 def score(marks: Sequence[int], locks: int, failed: int) -> int:

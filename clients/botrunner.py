@@ -37,6 +37,9 @@ from .client import Client, ClientError, ConnectionLost, RoomLost, http_url
 
 log = logging.getLogger("dicehall.bot")
 
+RETRY_UNAVAILABLE = 0.25
+"""Seconds before asking again a room that is moving to another process."""
+
 JOIN_TIMEOUT = 30.0
 """Seconds to wait for the snapshot that follows a join."""
 
@@ -157,6 +160,9 @@ class SeatBot:
                 return
             except ConnectionLost:
                 continue  # asked again once the client is back
+            except E.UnavailableError:  # the room is moving between servers (Redis)
+                await asyncio.sleep(RETRY_UNAVAILABLE)
+                continue
             if legal.window != window or not legal.actions:
                 return
             action = self.policy.decide(legal.view, legal.actions)
@@ -168,7 +174,7 @@ class SeatBot:
                 return
             except E.GameOverError:
                 return
-            except ConnectionLost:
+            except (ConnectionLost, E.UnavailableError):
                 continue  # applied or not, `legal` now tells
             self.actions += 1
 

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.close import CloseCode
+from protocol.limits import Limits
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
 from . import __version__
@@ -59,6 +60,17 @@ class Config:
     redis_cluster: bool = False
     lease_ms: int = 2000
     drain_seconds: float = 5.0
+    hello_timeout_ms: int = Limits().hello_timeout_ms
+    """From a socket's opening to its `hello` (sent to clients in `welcome.limits`)."""
+    idle_timeout_ms: int = Limits().idle_timeout_ms
+    """Silence from a client before the server closes (keep it above the load balancer's
+    own idle time-out minus the clients' ping interval)."""
+
+    @property
+    def limits(self) -> Limits:
+        return msgspec.structs.replace(
+            Limits(), hello_timeout_ms=self.hello_timeout_ms, idle_timeout_ms=self.idle_timeout_ms
+        )
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Config:
@@ -75,6 +87,10 @@ class Config:
             cfg.lease_ms = int(os.environ["DICEHALL_LEASE_MS"])
         if "DICEHALL_MAX_QUEUE" in os.environ:
             cfg.max_queue = int(os.environ["DICEHALL_MAX_QUEUE"])
+        if "DICEHALL_HELLO_TIMEOUT_MS" in os.environ:
+            cfg.hello_timeout_ms = int(os.environ["DICEHALL_HELLO_TIMEOUT_MS"])
+        if "DICEHALL_IDLE_TIMEOUT_MS" in os.environ:
+            cfg.idle_timeout_ms = int(os.environ["DICEHALL_IDLE_TIMEOUT_MS"])
         for key, value in overrides.items():
             if value is not None:
                 setattr(cfg, key, value)
@@ -86,6 +102,7 @@ class Server:
 
     def __init__(self, config: Config, backend: Backend | None = None) -> None:
         self.config = config
+        self.limits = config.limits
         self.hub = Hub()
         self.metrics = Registry()
         self.backend = backend or self._backend()
@@ -315,6 +332,7 @@ async def websocket(ws: WebSocket) -> None:
     conn = Connection(
         server.services,
         SUBPROTOCOLS[chosen],
+        limits=server.limits,
         max_queue=server.config.max_queue,
         fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,

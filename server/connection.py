@@ -28,6 +28,7 @@ from protocol import errors as E
 from protocol.close import CloseCode
 from protocol.codec import Frame
 from protocol.features import SERVER_FEATURES
+from protocol.limits import Limits
 from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
@@ -94,12 +95,13 @@ class Connection:
         self,
         services: Services,
         encoding: Encoding,
+        limits: Limits | None = None,
         max_queue: int = 1024,
         fanout_latency: Histogram | None = None,
         slow_dropped: Counter | None = None,
         raw: RawSocket | None = None,
     ) -> None:
-        self.protocol = ServerConnection(encoding, now=time.monotonic())
+        self.protocol = ServerConnection(encoding, limits, now=time.monotonic())
         self.session = Session(services, self)
         self.max_queue = max_queue
         self._queue: list[tuple[Frame, float]] = []

@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--redis-cluster", action="store_true", help="the Redis URL is a cluster: sharded pub/sub"
     )
     p.add_argument("--lease-ms", type=int, help="room ownership lease (2000 ms)")
+    p.add_argument("--hello-timeout-ms", type=int, help="from open to hello (10000 ms)")
+    p.add_argument("--idle-timeout-ms", type=int, help="client silence before a close (60000 ms)")
     p.add_argument("--deflate", action="store_true", help="enable per-message deflate")
     p.add_argument("--log-level", default="info")
 
@@ -86,6 +88,8 @@ def serve(args: argparse.Namespace) -> int:
         redis=args.redis,
         redis_cluster=args.redis_cluster or None,
         lease_ms=args.lease_ms,
+        hello_timeout_ms=args.hello_timeout_ms,
+        idle_timeout_ms=args.idle_timeout_ms,
     )
     app_server = Server(config)
     app = create_app(server=app_server)

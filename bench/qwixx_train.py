@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pprint
 import time
 from pathlib import Path
 from random import Random
@@ -113,12 +112,25 @@ def random_choice(
 
 
 def write(tables: dict[int, list[float]]) -> None:
-    body = {k: tuple(round(v, 3) for v in t) for k, t in sorted(tables.items())}
+    """rules/bots/qwixx_values.py: one text block per table, a line per (closed, failed,
+    last box) with the 12 values by marks, parsed at import (compact and diff-friendly)."""
+    blocks = []
+    for key, table in sorted(tables.items()):
+        lines = [
+            " ".join(f"{v:.2f}" for v in table[i : i + bot.STRIDE_P])
+            for i in range(0, len(table), bot.STRIDE_P)
+        ]
+        body = "\n".join(lines)
+        blocks.append(f'    {key}: _parse(\n        """\n{body}\n"""\n    ),')
     text = (
-        '"""Learned row values of the strong Qwixx bot, by lock_after (bench/qwixx_train.py).\n\n'
-        "Generated: do not edit by hand. Index: ((closed * 4 + failed) * 11 + last + 1) * 12\n"
-        '+ marks; see rules/bots/qwixx.py."""\n\n'
-        f"TABLES: dict[int, tuple[float, ...]] = {pprint.pformat(body, width=99, compact=True)}\n"
+        '"""Learned row values of the strong Qwixx bot, by lock_after (bench/qwixx_train.py).\n'
+        "\n"
+        "Generated: do not edit by hand. One line per (closed rows, failed throws, last box\n"
+        "+ 1), in that order; on it the value for 0..11 marks. See rules/bots/qwixx.py.\n"
+        '"""\n\n\n'
+        "def _parse(text: str) -> tuple[float, ...]:\n"
+        "    return tuple(float(v) for v in text.split())\n\n\n"
+        "TABLES: dict[int, tuple[float, ...]] = {\n" + "\n".join(blocks) + "\n}\n"
     )
     OUT.write_text(text, encoding="utf-8")
 

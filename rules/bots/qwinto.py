@@ -2,13 +2,13 @@
 
 The value of a sheet (`sheet_value`) is its score plus what its empty boxes can still
 bring. A row is cut by its filled boxes into gaps; a gap of k open boxes between the
-numbers a and b can take numbers a+1 .. b-1, each weighted by how easily some choice of
-dice rolls it (`REACH`: an 18 is rare, a 7 is not). The gap is expected to bring
-about min(k, m, 2km/(k+m)) more boxes with m that weighted count, so a number placed where
-its rank among 1..18 says it belongs costs little and a number that squeezes a long gap
-costs a lot. A full row scores its last box instead of 9; a bonus column is worth its
-bonus box times how full it is. That potential is discounted as failed throws pile up,
-because the game gets shorter.
+numbers a and b can take the numbers a+1 .. b-1, each counted by how easily some choice of
+dice rolls it (a 7 counts 1, an 18 much less). With m that count, the gap is expected to
+fill k(1 - exp(-rate x m / k)) more boxes: a number placed where its rank among 1..18 says
+it belongs costs little, one that squeezes a long gap costs a lot. A row that may still
+be completed is worth part of the extra points of its last box; a bonus column part of its
+bonus box, by how full it is. The potential shrinks as failed throws pile up, because the
+game gets shorter (`Params`, tuned with the arena).
 
 Deciding: an entry is the one that leaves the best value (a pass costs the active seat
 a failed throw). Choosing dice is one step of expectimax: for each of the 7 subsets, the
@@ -58,13 +58,16 @@ class Params:
 
     def __init__(
         self,
-        potential: float = 0.75,
+        potential: float = 1.5,
         rate: float = 1.5,
         reach_power: float = 0.5,
         complete: float = 0.5,
         bonus: float = 0.6,
+        decay: float = 1.0,
     ) -> None:
         self.potential = potential
+        self.decay = decay
+        """The potential shrinks as ((4 - failed) / 4) ** decay: fewer lives, fewer turns."""
         """Weight of the boxes a sheet can still fill, with no failed throw yet."""
         self.rate = rate
         """How fast a gap fills as it gets more numbers per box."""
@@ -88,6 +91,10 @@ class Params:
         ]
         """fill[k][low][high]: expected boxes filled in a gap of k open boxes between the
         numbers low and high (0 and 19 at the ends of a row)."""
+
+    def weight(self, failed: int) -> float:
+        share: float = ((MAX_FAILED - failed) / MAX_FAILED) ** self.decay
+        return self.potential * share
 
     def _fill(self, k: int, low: int, high: int) -> float:
         if k <= 0 or high - low <= 1:
@@ -148,7 +155,7 @@ def sheet_value(sheet: Sheet, failed: int, p: Params = DEFAULT) -> float:
     """Score now plus discounted potential; the exact score once the game is over."""
     if failed >= MAX_FAILED or full_rows(sheet) >= 2:
         return float(score(sheet, failed))
-    weight = p.potential * (MAX_FAILED - failed) / MAX_FAILED
+    weight = p.weight(failed)
     total = -5.0 * failed + bonus_value(sheet, weight, p)
     for r in range(3):
         total += row_value(sheet[r], r, weight, p)
@@ -178,7 +185,7 @@ def best_answer(
     choice: Answer = (-1, -1)
     if failed >= MAX_FAILED:
         return best, choice
-    weight = p.potential * (MAX_FAILED - failed) / MAX_FAILED
+    weight = p.weight(failed)
     full = full_rows(sheet)
     base_rows = [row_value(sheet[r], r, weight, p) for r in range(3)]
     base = -5.0 * failed + sum(base_rows)

@@ -80,7 +80,7 @@ ENDGAME_WIDTH = 4
 """Candidates searched again one own move deeper (the best so far)."""
 ENDGAME_INNER = 4
 """Placements searched (with every way out) at the deeper own moves."""
-ENDGAME_NODES = 300
+ENDGAME_NODES = 250
 """Endgame search budget: a hand's placements cost a unit per tile."""
 SURE = 1000.0
 """What a finished game's win (or loss) is worth above any margin."""
@@ -383,14 +383,30 @@ class Replies:
                 break
             if k > most:
                 continue
-            for way in ways:
+            for way in ways:  # `_fill`, unrolled for two and three cells: the hot loop
+                m0 = way[0] & have
+                if not m0:
+                    continue
+                m1 = way[1] & have
+                if not m1:
+                    continue
                 if k == 2:
-                    m0 = way[0] & have
-                    if m0:
-                        m1 = way[1] & have
-                        if m1 and (m0 != m1 or m0 & (m0 - 1)):
-                            break
-                elif _fill(way, have):
+                    if m0 != m1 or m0 & (m0 - 1):
+                        break
+                    continue
+                m2 = way[2] & have
+                if not m2:
+                    continue
+                if k == 3:
+                    if (
+                        (m0 | m1 | m2).bit_count() >= 3
+                        and (m0 | m1).bit_count() >= 2
+                        and (m0 | m2).bit_count() >= 2
+                        and (m1 | m2).bit_count() >= 2
+                    ):
+                        break
+                    continue
+                if _fill(way, have):
                     break
             else:
                 continue  # no way fills it
@@ -791,22 +807,43 @@ class _Spent(Exception):
 class _Search:
     """The duel with the bag empty, the other seat playing its best-scoring placement (as
     the greedy baseline does). Generating a hand's placements costs a unit of the budget
-    per tile, so the search stops at the same point on every machine."""
+    per tile, so the search stops at the same point on every machine. What a deeper
+    iteration finds again (a position after the same moves, a hand's placements there)
+    is remembered, and costs nothing the second time."""
 
     def __init__(self, budget: int) -> None:
         self.left = budget
+        self.children: dict[tuple[int, Placed], Replies] = {}
+        self.found: dict[tuple[int, tuple[int, ...]], Move | None] = {}
+        self.lists: dict[tuple[int, tuple[int, ...]], list[Move]] = {}
+
+    def after(self, board: Replies, tiles: Placed) -> Replies:
+        key = (id(board), tiles)
+        child = self.children.get(key)
+        if child is None:
+            child = self.children[key] = board.after(tiles, lines=False)
+        return child
 
     def moves(self, board: Replies, hand: list[int]) -> list[Move]:
-        self.left -= len(hand)
-        if self.left < 0:
-            raise _Spent
-        return board.moves(hand)
+        key = (id(board), tuple(hand))
+        moves = self.lists.get(key)
+        if moves is None:
+            self.spend(len(hand))
+            moves = self.lists[key] = board.moves(hand)
+        return moves
 
     def best(self, board: Replies, hand: list[int]) -> Move | None:
-        self.left -= len(hand)
+        key = (id(board), tuple(hand))
+        if key in self.found:
+            return self.found[key]
+        self.spend(len(hand))
+        move = self.found[key] = board.best_move(hand)
+        return move
+
+    def spend(self, units: int) -> None:
+        self.left -= units
         if self.left < 0:
             raise _Spent
-        return board.best_move(hand)
 
     def theirs(
         self,
@@ -826,7 +863,7 @@ class _Search:
         margin -= reply[0]
         if len(reply[1]) == len(theirs):
             return _final(margin - END_BONUS)
-        after = board.after(reply[1], lines=False)
+        after = self.after(board, reply[1])
         return self.mine(after, mine, remaining(theirs, reply[1]), margin, depth, False)
 
     def mine(
@@ -863,7 +900,7 @@ class _Search:
         for points, tiles in _shortlist(moves, size, ENDGAME_INNER):
             kept = remaining(mine, tiles)
             if kept:
-                after = board.after(tiles, lines=False)
+                after = self.after(board, tiles)
                 value = self.theirs(after, kept, theirs, margin + points, depth - 1, False)
             else:
                 value = _final(margin + points + END_BONUS)
@@ -955,7 +992,7 @@ class QwirkleStrong(Bot):
                     points, tiles = candidates[i]
                     kept = remaining(hand, tiles)
                     if kept:
-                        after = base.after(tiles, lines=False)
+                        after = search.after(base, tiles)
                         value = search.theirs(after, kept, theirs, lead + points, depth, False)
                     else:
                         value = _final(lead + points + END_BONUS)

@@ -11,18 +11,9 @@ from typing import Any
 from clients.client import Client
 from rules.records import replay
 from tests.support.servers import ROOT, ServerProcess, free_port
+from tests.support.servers import dicehall_bot as bot
 
 KEYS = {"room", "game", "scores", "winners", "seed_verified", "seconds"}
-
-
-def bot(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "clients.cli", "bot", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 150) -> tuple[int, str, str]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -27,7 +25,8 @@ from tests.support.redis import (
     seat_players,
     snapshot_seq,
 )
-from tests.support.servers import ROOT, ServerProcess, running_server
+from tests.support.servers import ServerProcess, running_server
+from tests.support.servers import dicehall_bot as bot
 
 LEASE_S = 2.0
 """The default lease (`--lease-ms` 2000)."""
@@ -100,16 +99,6 @@ async def test_kill_9_of_the_owner_mid_game(redis_server: RedisServer, db: int) 
             assert len(ends) == 1 and len({o.seed for o in overs}) == 1
             status, body = b.get(f"/api/rooms/{room}/record")
             assert status == 200 and json.loads(body)["seed"] == overs[0].seed
-
-
-def bot(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "clients.cli", "bot", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 async def test_sigterm_hands_the_rooms_over_and_players_only_pause(

@@ -88,3 +88,14 @@ def running_server(*args: str, env: dict[str, str] | None = None) -> Iterator[Se
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+
+
+def dicehall_bot(*args: str) -> subprocess.Popen[str]:
+    """`dicehall bot ARGS` as a user runs it, its output piped for the test to read."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "bot", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

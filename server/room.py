@@ -81,6 +81,19 @@ class Outgoing:
             return self.private[seat]
         return self.message
 
+    @classmethod
+    def from_msgpack(cls, public: bytes, private: dict[int, bytes] | None = None) -> Outgoing:
+        """A message as another process or the log encoded it: its MessagePack frame is
+        kept for the members who take that encoding, so they get it without an encode."""
+        out = cls(
+            _LOG_DECODER.decode(public),
+            {s: _LOG_DECODER.decode(b) for s, b in private.items()} if private else {},
+        )
+        out._frames[(None, Encoding.MSGPACK, False)] = public
+        for seat, frame in (private or {}).items():
+            out._frames[(seat, Encoding.MSGPACK, False)] = frame
+        return out
+
     def frame(self, seat: int | None, encoding: Encoding, stamped: bool = False) -> Frame:
         """The frame for `seat`; `stamped` adds `sent_us` (the `timestamps` feature).
 
@@ -145,11 +158,7 @@ class MessageLog:
     def __iter__(self) -> Iterator[Outgoing]:
         first = self.first_seq or 0
         for i, public in enumerate(self._entries):
-            private = self._private.get(first + i, {})
-            yield Outgoing(
-                _LOG_DECODER.decode(public),
-                {s: _LOG_DECODER.decode(b) for s, b in private.items()},
-            )
+            yield Outgoing.from_msgpack(public, self._private.get(first + i))
 
     @property
     def first_seq(self) -> int | None:

@@ -1,7 +1,9 @@
 """A room's whole state as plain MessagePack data, so another process can take it over.
 
-The numbered log is not in here: it lives beside the snapshot (the Redis stream), and a
-snapshot is written together with the messages it has produced, so the two always agree.
+Two logs are not in here, because they only grow and are written as they grow: the numbered
+message log (the Redis stream) and the game record's log (bytes appended beside it; the
+snapshot says how many are its own). A snapshot is written together with what it has
+added to both, so the three always agree.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from rules import get_game
 
 from .room import RecordLog, RoomCore, Seat
 
-FORMAT = 2
-"""2: the record's log as packed bytes (`record_log`, `record_entries`); 1 had it in
-`record`, and is still read (a process of the previous version may have written it)."""
+FORMAT = 3
+"""3: the record's log beside the snapshot (`record_bytes` of it, `record_entries`
+entries); 2 had its bytes in `record_log`; 1 had it as maps in `record`. All are read (a
+process of an earlier version may have written them)."""
 
 
 def dump(core: RoomCore) -> dict[str, Any]:
@@ -44,17 +47,18 @@ def dump(core: RoomCore) -> dict[str, Any]:
         "done": msgspec.to_builtins(core._done),
         "last_activity": core.last_activity,
         "record": core.record_head,
-        "record_log": bytes(core.record_log.data),
+        "record_bytes": len(core.record_log.data),
         "record_entries": core.record_log.count,
     }
 
 
-def load(data: Mapping[str, Any], history: int = 1024) -> RoomCore:
-    """A core equal to the dumped one; presence starts from zero (connections are per process).
+def load(data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"") -> RoomCore:
+    """A core equal to the dumped one, with `record_log` the bytes kept beside it;
+    presence starts from zero (connections are per process).
 
     House bots count as present: the new owner seats them again.
     """
-    if data.get("format") not in (1, FORMAT):
+    if data.get("format") not in (1, 2, FORMAT):
         raise ValueError(f"unsupported room snapshot format {data.get('format')!r}")
     game = get_game(data["game"])
     core = RoomCore(
@@ -86,7 +90,12 @@ def load(data: Mapping[str, Any], history: int = 1024) -> RoomCore:
         record = dict(record)
         for entry in record.pop("log"):
             core.record_log.append(entry)
-    else:
+    elif data["format"] == 2:
         core.record_log = RecordLog(data["record_log"], data["record_entries"])
+    else:
+        size = data["record_bytes"]
+        if len(record_log) < size:
+            raise ValueError(f"the record log has {len(record_log)} of its {size} bytes")
+        core.record_log = RecordLog(record_log[:size], data["record_entries"])
     core.record_head = record
     return core

@@ -33,7 +33,12 @@ class RoomSpec(msgspec.Struct, kw_only=True):
 
 
 def new_room_id() -> str:
-    return secrets.token_urlsafe(6)
+    """Eight URL-safe characters, never starting with "-": a room id is typed after
+    options on command lines (`dicehall bot --room ID`), where it would read as one."""
+    while True:
+        room = secrets.token_urlsafe(6)
+        if not room.startswith("-"):
+            return room
 
 
 class Backend(ABC):

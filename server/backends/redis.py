@@ -40,12 +40,14 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import BlockingConnectionPool
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
 from protocol import errors as E
 from protocol.messages.common import RoomInfo
+from protocol.subprotocols import Encoding
 from rules import get_game
 
 from .. import snapshot
@@ -56,7 +58,6 @@ from ..commands import (
     CommandType,
     LegalCmd,
     PresenceCmd,
-    RoomMessageType,
     Sync,
     SyncCmd,
     TokenCmd,
@@ -65,6 +66,8 @@ from ..commands import (
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
+from .redis_link import ClusterLink, Link, StandaloneLink
+from .resp import Script
 
 log = logging.getLogger("dicehall.redis")
 
@@ -79,25 +82,27 @@ SECRET = "dh:token-secret"
 RECORD_TTL = 7 * 24 * 3600
 
 # KEYS[1] lease, ARGV[1] owner, ARGV[2] ttl ms -> 1 renewed, 2 gone (write the room back), 0 lost.
-_RENEW = """
+_RENEW = Script("""
 local v = redis.call('get', KEYS[1])
 if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 if not v then return 2 end
 return 0
-"""
+""")
 # KEYS[1] lease, ARGV[1] owner -> 1 released.
-_RELEASE = """
+_RELEASE = Script("""
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
-"""
-# KEYS: lease, log, snapshot, record. ARGV: owner, lease ms, log length, snapshot, record
-# ('' for none), record ttl s, rewrite ('1': the entries replace the log), the room's seq,
-# publish command, event channel, payload ('' for none: nothing is published), then
-# seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or a
-# log past this room's seq); 2 the log is behind the room (Redis lost it): write again with
+""")
+# KEYS: lease, log, snapshot, record, record log. ARGV: owner, lease ms, log length,
+# snapshot, record ('' for none), record ttl s, rewrite ('1': the entries replace the log
+# and the record log), the room's seq, publish command, event channel, payload ('' for
+# none: nothing is published), the record log's length as written before, its new bytes,
+# then seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or
+# a log past this room's seq); 2 a log is behind the room (Redis lost it): write again with
 # rewrite; 1 written, lease held or taken back, and only then the payload published: what
-# subscribers see is always committed, and one round trip does it all.
-_COMMIT = """
+# subscribers see is always committed, and one round trip does it all. Every check comes
+# before the first write: a script that returns early has changed nothing.
+_COMMIT = Script("""
 local owner = redis.call('get', KEYS[1])
 if owner and owner ~= ARGV[1] then return 0 end
 local last = 0
@@ -105,16 +110,23 @@ local top = redis.call('xrevrange', KEYS[2], '+', '-', 'COUNT', 1)
 if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
 local seq = tonumber(ARGV[8])
 if last > seq then return 0 end
+local done = tonumber(ARGV[12])
 if ARGV[7] == '1' then
   redis.call('del', KEYS[2])
   last = 0
 else
   local first = seq + 1
-  if #ARGV >= 12 then first = tonumber(ARGV[12]) end
+  if #ARGV >= 14 then first = tonumber(ARGV[14]) end
   if last < first - 1 then return 2 end
+  if done > 0 and redis.call('strlen', KEYS[5]) ~= done then return 2 end
 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-for i = 12, #ARGV, 2 do
+if ARGV[7] == '1' or done == 0 then
+  redis.call('set', KEYS[5], ARGV[13])
+elseif ARGV[13] ~= '' then
+  redis.call('append', KEYS[5], ARGV[13])
+end
+for i = 14, #ARGV, 2 do
   if tonumber(ARGV[i]) > last then
     redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], ARGV[i] .. '-1', 'm', ARGV[i + 1])
   end
@@ -123,7 +135,7 @@ redis.call('set', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('set', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
 if ARGV[11] ~= '' then redis.call(ARGV[9], ARGV[10], ARGV[11]) end
 return 1
-"""
+""")
 
 RETRY_SAFE = (LegalCmd, SyncCmd, TokenCmd, WatchCmd, PresenceCmd)
 """Commands that may be sent again when their owner vanished before answering: reads, and
@@ -140,6 +152,11 @@ def snap_key(room: str) -> str:
 
 def log_key(room: str) -> str:
     return f"dh:{{{room}}}:log"
+
+
+def record_log_key(room: str) -> str:
+    """The game record's log, appended to as the game goes (the snapshot says how long)."""
+    return f"dh:{{{room}}}:rlog"
 
 
 def record_key(room: str) -> str:
@@ -164,14 +181,36 @@ def reply_key(proc: str, rid: int) -> str:
     return f"dh:{{proc-{proc}}}:reply:{rid}"
 
 
-def pack_outgoing(out: Outgoing) -> dict[str, Any]:
-    return {"m": out.message, "p": {str(k): v for k, v in out.private.items()}}
+class Packed(msgspec.Struct):
+    """A room message in the stream and on the event channel: its MessagePack frame as the
+    fan-out sends it (`m`), and the private variants by seat (`p`), embedded as they are."""
+
+    m: msgspec.Raw
+    p: dict[str, msgspec.Raw] = {}
 
 
-def unpack_outgoing(data: dict[str, Any]) -> Outgoing:
-    message = msgspec.convert(data["m"], RoomMessageType)
-    private = {int(k): msgspec.convert(v, RoomMessageType) for k, v in data.get("p", {}).items()}
-    return Outgoing(message, private)
+class _Events(msgspec.Struct):
+    sender: str = msgspec.field(name="from")
+    out: list[Packed] = []
+
+
+_PACKED = msgspec.msgpack.Decoder(Packed)
+_EVENTS = msgspec.msgpack.Decoder(_Events)
+
+
+def _frame(out: Outgoing, seat: int | None) -> msgspec.Raw:
+    return msgspec.Raw(out.frame(seat, Encoding.MSGPACK))  # type: ignore[arg-type]
+
+
+def pack_outgoing(out: Outgoing) -> bytes:
+    """The frames the local fan-out encodes anyway, reused: no second encoding."""
+    return _ENC.encode(Packed(_frame(out, None), {str(s): _frame(out, s) for s in out.private}))
+
+
+def unpack_outgoing(data: bytes | Packed) -> Outgoing:
+    packed = _PACKED.decode(data) if isinstance(data, bytes) else data
+    private = {int(s): bytes(raw) for s, raw in packed.p.items()}
+    return Outgoing.from_msgpack(bytes(packed.m), private)
 
 
 class _Retry(Exception):
@@ -198,6 +237,7 @@ class RedisBackend(Backend):
         lease_ms: int = 2000,
         history: int = 1024,
         idle_seconds: float = 600.0,
+        over_seconds: float = 30.0,
         proc: str | None = None,
     ) -> None:
         super().__init__(hub)
@@ -208,9 +248,16 @@ class RedisBackend(Backend):
         self.lease_ms = lease_ms
         self.history = history
         self.idle_seconds = idle_seconds
+        self.over_seconds = min(over_seconds, idle_seconds)
+        """As in the memory backend: a finished game nobody is in closes sooner."""
         self.proc = proc or secrets.token_hex(6)
+        self._replies = reply_channel(self.proc).encode()
+        self._own_events = _ENC.encode({"from": self.proc, "out": []})[:-1]
+        """How this process's event messages begin (msgspec keeps a map's order)."""
         self.redis: Any = None
-        self._pubsub: Any = None
+        """redis-py, for what is rare: taking leases, the lobby, the scan, reading logs."""
+        self._link: Link | None = None
+        """Commits, forwarded commands, replies and pub/sub: every turn window's calls."""
         self._actors: dict[str, RoomActor] = {}
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
@@ -227,6 +274,8 @@ class RedisBackend(Backend):
         GET of the lease per command (a stale entry costs one retry)."""
         self._lobby: dict[str, bytes] = {}
         """Each owned room's lobby entry as last written: most commits leave it as it is."""
+        self._record_written: dict[str, int] = {}
+        """Each owned room's record log bytes already in Redis: a commit appends the rest."""
         self._pending: dict[int, tuple[asyncio.Future[Any], Any]] = {}
         self._served: OrderedDict[tuple[str, int], dict[str, Any] | None] = OrderedDict()
         """Forwarded commands run lately, by (asking process, rid), with their replies (None:
@@ -249,20 +298,25 @@ class RedisBackend(Backend):
         if self.cluster:
             self.redis = RedisCluster.from_url(self.url)
             await self.redis.initialize()
+            self._link = ClusterLink(self.redis, self._on_message, self._link_down, self._link_up)
         else:
             # A connection Redis closed (CLIENT KILL, an idle timeout) is reopened and the
-            # command sent again: every write here is idempotent or deduplicated.
+            # command sent again: every write here is idempotent or deduplicated. Callers
+            # wait for a free connection rather than fail when many rooms ask at once.
             retry = Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3)
-            self.redis = aioredis.Redis.from_url(self.url, retry=retry)
-        self._renew = self.redis.register_script(_RENEW)
-        self._release = self.redis.register_script(_RELEASE)
-        self._commit_script = self.redis.register_script(_COMMIT)
-        self._pubsub = self.redis.pubsub()
-        await self._subscribe_channel(reply_channel(self.proc))
+            pool = BlockingConnectionPool.from_url(self.url, max_connections=64, retry=retry)
+            self.redis = aioredis.Redis(connection_pool=pool)
+            self._link = StandaloneLink(self.url, self._on_message, self._link_down, self._link_up)
+        await self.link.subscribe(reply_channel(self.proc))
         self._healthy = True
         loop = asyncio.get_running_loop()
-        for job in (self._listen(), self._keep_leases(), self._scan()):
+        for job in (self._keep_leases(), self._scan()):
             self._tasks.append(loop.create_task(job))
+
+    @property
+    def link(self) -> Link:
+        assert self._link is not None, "the backend is not started"
+        return self._link
 
     async def stop(self) -> None:
         """Drain: finish queued commands, commit, hand every room over by releasing its lease."""
@@ -275,7 +329,7 @@ class RedisBackend(Backend):
             with contextlib.suppress(asyncio.CancelledError, RedisError):
                 await task
         with contextlib.suppress(RedisError, RuntimeError):
-            await self._pubsub.aclose()
+            await self.link.close()
         with contextlib.suppress(RedisError, RuntimeError):
             await self.redis.aclose()
 
@@ -296,87 +350,38 @@ class RedisBackend(Backend):
         task.add_done_callback(self._background.discard)
 
     async def _publish(self, channel: str, data: Any) -> int:
-        payload = _ENC.encode(data)
-        if self.cluster:
-            n: int = await self.redis.spublish(channel, payload)
-        else:
-            n = await self.redis.publish(channel, payload)
-        return n
+        return await self.link.publish(channel, _ENC.encode(data))
 
-    async def _subscribe_channel(self, channel: str) -> None:
-        if self.cluster:
-            await self._pubsub.ssubscribe(channel)
-        else:
-            await self._pubsub.subscribe(channel)
-        self._watch_reconnects()
+    def _link_down(self) -> None:
+        self._healthy = False
 
-    async def _unsubscribe_channel(self, channel: str) -> None:
-        if self.cluster:
-            await self._pubsub.sunsubscribe(channel)
-        else:
-            await self._pubsub.unsubscribe(channel)
-
-    def _watch_reconnects(self) -> None:
-        """Hear of every reconnect of a pub/sub connection (CLIENT KILL, a blip): what was
-        published while it was down is not coming, so it is read from the logs instead."""
-        pubsubs = [self._pubsub, *getattr(self._pubsub, "node_pubsub_mapping", {}).values()]
-        for pubsub in pubsubs:
-            if pubsub.connection is not None:  # registering twice is a no-op
-                pubsub.connection.register_connect_callback(self._pubsub_reconnected)
-
-    def _pubsub_reconnected(self, connection: Any) -> None:
-        """Called once the connection is back and subscribed again (redis-py resubscribes
-        first): fill every room's gap from its stream."""
+    def _link_up(self) -> None:
+        """Subscribed again after a lost connection (CLIENT KILL, a blip, a restart): what
+        was published meanwhile is not coming, and Redis may have come back empty."""
+        self._healthy = True
         if not self._stopping:
-            self._spawn(self._refill())
+            self._spawn(self._resync_after_outage())
 
     async def _refill(self) -> None:
         for room in list(self._interest):
             await self._fill_gap(room, None)
 
-    async def _listen(self) -> None:
-        """Every channel this process listens to, on one connection; reconnects with backoff."""
-        backoff = 0.05
-        while True:
-            try:
-                if self.cluster:
-                    message = await self._pubsub.get_sharded_message(
-                        ignore_subscribe_messages=True, timeout=0.02
-                    )
-                else:
-                    message = await self._pubsub.get_message(
-                        ignore_subscribe_messages=True, timeout=1.0
-                    )
-                backoff = 0.05
-                if not self._healthy:
-                    self._healthy = True
-                    self._spawn(self._resync_after_outage())
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as exc:
-                self._healthy = False
-                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(2.0, backoff * 2)
-                continue
-            if message is None or message.get("type") not in ("message", "smessage"):
-                continue
-            try:
-                self._dispatch(message["channel"].decode(), _DEC.decode(message["data"]))
-            except Exception:
-                log.exception("bad message on %r", message.get("channel"))
-
-    def _dispatch(self, channel: str, data: Any) -> None:
-        if channel == reply_channel(self.proc):
-            self._resolve(data)
+    def _on_message(self, channel: bytes, data: bytes) -> None:
+        """Every pub/sub message, as it is parsed: no task unless it must wait."""
+        if channel == self._replies:
+            self._resolve(_DEC.decode(data))
             return
-        room = channel.split("{", 1)[1].split("}", 1)[0]
-        if channel.endswith(":cmd"):
-            self._spawn(self._serve_command(room, data))
-        elif channel.endswith(":ev") and data["from"] != self.proc:
+        name = channel.decode()
+        room = name.split("{", 1)[1].split("}", 1)[0]
+        if name.endswith(":ev"):
+            if data.startswith(self._own_events):
+                return  # this process's own commit: delivered here already
+            events = _EVENTS.decode(data)
             if room in self._owners:
-                self._owners[room] = data["from"].encode()
-            self._spawn(self._receive_events(room, data["out"]))
+                self._owners[room] = events.sender.encode()
+            self._receive_events(room, [unpack_outgoing(p) for p in events.out])
+        elif name.endswith(":cmd"):
+            self._spawn(self._serve_command(room, _DEC.decode(data)))
 
     def _resolve(self, data: Any) -> None:
         """An owner's reply to a forwarded command: the waiting future gets its outcome."""
@@ -420,7 +425,7 @@ class RedisBackend(Backend):
     async def _own(self, core: RoomCore) -> None:
         actor = RoomActor(core, self._commit, self.spawn_bot)
         self._actors[core.id] = actor
-        await self._subscribe_channel(command_channel(core.id))
+        await self.link.subscribe(command_channel(core.id))
         actor.start()
         if self.spawn_bot is not None:
             for seat, s in enumerate(core.seats):
@@ -437,10 +442,11 @@ class RedisBackend(Backend):
         await actor.stop()
         self._writing.pop(room, None)
         self._lobby.pop(room, None)
+        self._record_written.pop(room, None)
         with contextlib.suppress(RedisError):
-            await self._unsubscribe_channel(command_channel(room))
+            await self.link.unsubscribe(command_channel(room))
             if release:
-                await self._release(keys=[lease_key(room)], args=[self.proc])
+                await self.link.script(_RELEASE, [lease_key(room)], [self.proc])
 
     def _lose(self, room: str, core: RoomCore) -> None:
         """Another process runs `room` now: stop `core` at once, run nothing more of it.
@@ -463,8 +469,9 @@ class RedisBackend(Backend):
         if room not in self._actors:  # (it may be ours again already)
             self._writing.pop(room, None)
             self._lobby.pop(room, None)
+            self._record_written.pop(room, None)
             with contextlib.suppress(RedisError):
-                await self._unsubscribe_channel(command_channel(room))
+                await self.link.unsubscribe(command_channel(room))
 
     async def _take_over(self, room: str) -> bool:
         """Own a room whose lease lapsed: its snapshot plus the stream's tail."""
@@ -474,15 +481,18 @@ class RedisBackend(Backend):
             return False
         raw = await self.redis.get(snap_key(room))
         if raw is None:
-            await self._release(keys=[lease_key(room)], args=[self.proc])
+            await self.link.script(_RELEASE, [lease_key(room)], [self.proc])
             await self.redis.hdel(LOBBY, room)
             return False
-        core = snapshot.load(_DEC.decode(raw), self.history)
+        record_log = await self.redis.get(record_log_key(room)) or b""
+        core = snapshot.load(_DEC.decode(raw), self.history, record_log)
         tail = await self.redis.xrevrange(log_key(room), "+", "-", count=self.history)
         for _, fields in reversed(tail):
-            core.log.append(unpack_outgoing(_DEC.decode(fields[b"m"])))
+            core.log.append(unpack_outgoing(fields[b"m"]))
         if room in self._actors:  # the scan and a forwarded call both got here
             return True
+        # (none in Redis yet if an earlier version wrote the snapshot: the commit sets it)
+        self._record_written[room] = min(len(record_log), len(core.record_log.data))
         self.takeovers += 1
         log.info("took over room %s at seq %d", room, core.seq)
         # What the old owner committed but this process's members have not seen yet (it
@@ -500,9 +510,10 @@ class RedisBackend(Backend):
         """Durable first, visible second: persist, publish, then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
-        payload = _ENC.encode({"from": self.proc, "out": [pack_outgoing(o) for o in out]})
+        entries = [(o.seq, pack_outgoing(o)) for o in out]
+        payload = _ENC.encode({"from": self.proc, "out": [msgspec.Raw(e) for _, e in entries]})
         try:
-            await self._persist(core, out, payload)
+            await self._persist(core, entries, payload)
         except _Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run, see `_local`) before it runs anything else.
@@ -512,7 +523,9 @@ class RedisBackend(Backend):
             self._last_seq[core.id] = out[-1].seq
         self.hub.deliver(core.id, out)
 
-    async def _persist(self, core: RoomCore, out: list[Outgoing], payload: bytes = b"") -> None:
+    async def _persist(
+        self, core: RoomCore, entries: list[tuple[int, bytes]], payload: bytes = b""
+    ) -> None:
         """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
         `payload` (the messages for other processes) is published once they are written.
 
@@ -522,11 +535,12 @@ class RedisBackend(Backend):
         while True:
             try:
                 async with lock:
-                    status = await self._write(core, out, payload, rewrite=False)
+                    status = await self._write(core, entries, payload, rewrite=False)
                     if status == 2:  # Redis lost the room's log: write the room back whole
                         log.warning("room %s: Redis lost its log; writing it back", core.id)
                         self._lobby.pop(core.id, None)
-                        status = await self._write(core, list(core.log), payload, rewrite=True)
+                        whole = [(o.seq, pack_outgoing(o)) for o in core.log]
+                        status = await self._write(core, whole, payload, rewrite=True)
                         if self._secret is not None:
                             await self.redis.set(SECRET, self._secret, nx=True)
                 if status == 0:
@@ -544,18 +558,21 @@ class RedisBackend(Backend):
         if self._lobby.get(core.id) == entry:
             return
         if entry:
-            await self.redis.hset(LOBBY, core.id, entry)
+            await self.link.command("HSET", LOBBY, core.id, entry)
         else:
-            await self.redis.hdel(LOBBY, core.id)
+            await self.link.command("HDEL", LOBBY, core.id)
         self._lobby[core.id] = entry
 
     async def _write(
-        self, core: RoomCore, out: list[Outgoing], payload: bytes, rewrite: bool
+        self, core: RoomCore, entries: list[tuple[int, bytes]], payload: bytes, rewrite: bool
     ) -> int:
         """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
         record = b""
         if core.status == "over" and core.record is not None:
             record = msgspec.json.encode(core.record)
+        record_log = core.record_log.data
+        size = len(record_log)
+        done = 0 if rewrite else min(self._record_written.get(core.id, 0), size)
         args: list[Any] = [
             self.proc,
             self.lease_ms,
@@ -568,22 +585,29 @@ class RedisBackend(Backend):
             "spublish" if self.cluster else "publish",
             event_channel(core.id),
             payload,
+            done,
+            bytes(record_log[done:]),
         ]
-        for o in out:
-            args += [o.seq, _ENC.encode(pack_outgoing(o))]
-        keys = [lease_key(core.id), log_key(core.id), snap_key(core.id), record_key(core.id)]
-        status: int = await self._commit_script(keys=keys, args=args)
+        for seq, entry in entries:
+            args += [seq, entry]
+        room = core.id
+        keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
+        status: int = await self.link.script(_COMMIT, [*keys, record_log_key(room)], args)
+        if status == 1:
+            self._record_written[room] = size
         return status
 
     async def _keep_leases(self) -> None:
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
-            for room, actor in list(self._actors.items()):
-                try:
-                    status = await self._renew(
-                        keys=[lease_key(room)], args=[self.proc, self.lease_ms]
-                    )
-                except RedisError:
+            owned = list(self._actors.items())
+            renewals = [
+                self.link.script(_RENEW, [lease_key(room)], [self.proc, self.lease_ms])
+                for room, _ in owned
+            ]  # sent together: one write and one round trip on a standalone Redis
+            statuses = await asyncio.gather(*renewals, return_exceptions=True)
+            for (room, actor), status in zip(owned, statuses, strict=True):
+                if isinstance(status, BaseException):
                     continue
                 if status == 0:
                     self._lose(room, actor.core)
@@ -606,18 +630,10 @@ class RedisBackend(Backend):
             if self._stopping:
                 continue
             try:
-                rooms = [raw.decode() for raw in await self.redis.hkeys(LOBBY)]
-                for room in rooms:
-                    if room in self._actors:
-                        await self._reap_if_idle(room)
-                others = [room for room in rooms if room not in self._actors]
-                if not others:
-                    continue
-                pipe = self.redis.pipeline(transaction=False)  # one round trip for them all
-                for room in others:
-                    pipe.exists(lease_key(room))
-                for room, leased in zip(others, await pipe.execute(), strict=True):
-                    if not leased:
+                for room in list(self._actors):
+                    await self._reap_if_idle(room)
+                for room in await self.link.orphans(LOBBY, lease_key):
+                    if room not in self._actors:
                         await self._take_over(room)
             except RedisError:
                 continue
@@ -625,15 +641,20 @@ class RedisBackend(Backend):
                 log.exception("scanning the rooms failed")
 
     async def _reap_if_idle(self, room: str) -> None:
-        actor = self._actors[room]
+        """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
+        `over_seconds`): its lease, log and snapshot go; a finished game's record stays."""
+        actor = self._actors.get(room)
+        if actor is None:
+            return
         core = actor.core
-        if any(s.kind == "human" and s.connected for s in core.seats):
+        if any(s.kind == "human" and s.connected for s in core.seats) or core.spectators > 0:
             return
-        if self._interest.get(room, 0) > 0 or time.time() - core.last_activity < self.idle_seconds:
+        limit = self.over_seconds if core.status == "over" else self.idle_seconds
+        if self._interest.get(room, 0) > 0 or time.time() - core.last_activity < limit:
             return
+        await self.redis.hdel(LOBBY, room)  # first: no other process takes it over now
         await self._give_up(room, release=True)
-        await self.redis.delete(snap_key(room), log_key(room))
-        await self.redis.hdel(LOBBY, room)
+        await self.redis.delete(snap_key(room), log_key(room), record_log_key(room))
         self.rooms_closed += 1
 
     async def _resync_after_outage(self) -> None:
@@ -739,10 +760,9 @@ class RedisBackend(Backend):
         deadline = time.monotonic() + 2 * self.lease_ms / 1000 + 1.0
         resend = time.monotonic() + 1.0
         while True:
-            try:
-                return await asyncio.wait_for(asyncio.shield(fut), 0.25)
-            except TimeoutError:
-                pass
+            await asyncio.wait((fut,), timeout=0.25)  # (neither cancels nor wraps `fut`)
+            if fut.done():
+                return fut.result()
             if time.monotonic() > deadline:
                 raise _Gone
             try:
@@ -800,14 +820,7 @@ class RedisBackend(Backend):
         data = _ENC.encode(reply)
         while True:
             try:
-                # one round trip; key and channel share a hash tag, so one node in a cluster
-                pipe = self.redis.pipeline(transaction=False)
-                pipe.set(reply_key(to, rid), data, px=keep)
-                if self.cluster:
-                    pipe.execute_command("SPUBLISH", reply_channel(to), data)
-                else:
-                    pipe.publish(reply_channel(to), data)
-                await pipe.execute()
+                await self.link.keep_and_publish(reply_key(to, rid), data, keep, reply_channel(to))
                 return
             except RedisError:
                 if time.monotonic() > give_up:
@@ -822,7 +835,7 @@ class RedisBackend(Backend):
         self._interest[room] = self._interest.get(room, 0) + 1
         async with self._sub_lock:
             if room in self._interest and room not in self._channels:
-                await self._subscribe_channel(event_channel(room))
+                await self.link.subscribe(event_channel(room))
                 self._channels.add(room)
 
     def unsubscribe(self, room: str) -> None:
@@ -840,19 +853,31 @@ class RedisBackend(Backend):
             if room not in self._interest and room in self._channels:
                 self._channels.discard(room)
                 with contextlib.suppress(RedisError):
-                    await self._unsubscribe_channel(event_channel(room))
+                    await self.link.unsubscribe(event_channel(room))
 
-    async def _receive_events(self, room: str, packed: list[Any]) -> None:
-        if room not in self._interest:
+    def _receive_events(self, room: str, out: list[Outgoing]) -> None:
+        """Deliver at once what follows the last seq seen here; after a gap, first fill it
+        from the stream (in a task: the pub/sub reader never waits)."""
+        if room not in self._interest or not out:
             return
-        out = [unpack_outgoing(p) for p in packed]
+        last = self._last_seq.get(room)
+        if last is not None and out[0].seq > last + 1:
+            self._spawn(self._deliver_after_gap(room, out))
+            return
+        if last is None:
+            last = out[0].seq - 1
+        out = [o for o in out if o.seq > last]
         if out:
-            await self._fill_gap(room, out[0].seq)
-            last = self._last_seq.get(room, 0)
-            out = [o for o in out if o.seq > last]
-            if out and room in self._interest:
-                self._last_seq[room] = out[-1].seq
-                self.hub.deliver(room, out)
+            self._last_seq[room] = out[-1].seq
+            self.hub.deliver(room, out)
+
+    async def _deliver_after_gap(self, room: str, out: list[Outgoing]) -> None:
+        await self._fill_gap(room, out[0].seq)
+        last = self._last_seq.get(room, 0)
+        out = [o for o in out if o.seq > last]
+        if out and room in self._interest:
+            self._last_seq[room] = out[-1].seq
+            self.hub.deliver(room, out)
 
     async def _fill_gap(self, room: str, next_seq: int | None) -> None:
         """Deliver what the stream holds between the last seq seen and `next_seq`."""
@@ -864,7 +889,7 @@ class RedisBackend(Backend):
         upper = "+" if next_seq is None else f"{next_seq - 1}-1"
         with contextlib.suppress(RedisError):
             entries = await self.redis.xrange(log_key(room), f"{last + 1}-0", upper)
-            missed = [unpack_outgoing(_DEC.decode(f[b"m"])) for _, f in entries]
+            missed = [unpack_outgoing(f[b"m"]) for _, f in entries]
             last = self._last_seq.get(room, last)
             missed = [o for o in missed if o.seq > last]
             if missed and room in self._interest:

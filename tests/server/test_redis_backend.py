@@ -29,6 +29,8 @@ from server.backends.redis import (
     event_channel,
     lease_key,
     log_key,
+    record_key,
+    record_log_key,
     snap_key,
 )
 from tests.support.redis import RedisServer, committed_log, lease_owner, snapshot_seq
@@ -136,8 +138,10 @@ async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
         assert contiguous(stream)[-1] == max(log)
         assert all(m == log[m.seq].for_seat(None) for m in stream[1:])
         core = backend(a)._actors[room].core
-        loaded = snapshot.load(msgspec.msgpack.decode(r.get(snap_key(room))))
+        data = msgspec.msgpack.decode(r.get(snap_key(room)))
+        loaded = snapshot.load(data, record_log=r.get(record_log_key(room)))
         assert snapshot.dump(loaded) == snapshot.dump(core)
+        assert loaded.record == core.record  # its log was appended to, commit by commit
         assert loaded.seq == max(log)
         # A game over leaves the lobby; its record stays, readable from every process.
         assert r.hget(LOBBY, room) is None
@@ -301,3 +305,26 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
         await eventually(lambda: ada.stream(room)[-1].seq == chat.seq)
         contiguous(ada.stream(room))
         contiguous(bo.stream(room))
+
+
+async def test_a_finished_room_nobody_is_in_is_closed_and_its_record_kept(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, r = db
+    async with processes(url, n=1) as (a,):
+        backend(a).over_seconds = 0.3
+        ada = await seated(a, "Ada")
+        room = await create(ada, "qwinto", 1)
+        await ada.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        await asyncio.wait_for(play(ada, room), 60)
+        assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 3
+        await asyncio.sleep(0.6)
+        assert room in backend(a)._actors  # someone is still in: it stays
+        await ada.ask(C.Leave, room=room)
+        await eventually(lambda: backend(a).stats()["rooms_closed"] == 1)
+        assert room not in backend(a)._actors
+        assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 0
+        assert r.exists(record_log_key(room)) == 0
+        assert r.hget(LOBBY, room) is None
+        assert r.exists(record_key(room)) == 1

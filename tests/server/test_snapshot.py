@@ -42,7 +42,7 @@ def test_a_restored_room_continues_identically(game: str) -> None:
             break
         step(original, rng, 1.0)
     data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(original)))
-    restored = snapshot.load(data)
+    restored = snapshot.load(data, record_log=bytes(original.record_log.data) + b"later")
     assert snapshot.dump(restored) == snapshot.dump(original)
     for mine, theirs in zip(restored.seats, original.seats, strict=True):
         mine.connected = theirs.connected  # presence is per process: the clients reconnect
@@ -54,18 +54,34 @@ def test_a_restored_room_continues_identically(game: str) -> None:
     assert restored.status == "over"
 
 
-def test_a_snapshot_of_the_previous_format_is_read() -> None:
-    """Format 1 (record log as maps) may still be in Redis during a rolling upgrade."""
+def test_snapshots_of_the_previous_formats_are_read() -> None:
+    """Formats 1 (record log as maps) and 2 (its bytes inside) may still be in Redis
+    during a rolling upgrade."""
     original = playing_room("qwixx", 2, bytes(32))
     rng = Random(1)
     for _ in range(10):
         step(original, rng, 1.0)
     data = snapshot.dump(original)
-    old = {k: v for k, v in data.items() if k not in ("record_log", "record_entries")}
-    old |= {"format": 1, "record": original.record}
-    restored = snapshot.load(json.loads(json.dumps(old)))
-    assert restored.record == original.record
-    assert snapshot.dump(restored) == data
+    old = {k: v for k, v in data.items() if k not in ("record_bytes", "record_entries")}
+    one = old | {"format": 1, "record": original.record}
+    two = old | {
+        "format": 2,
+        "record_log": bytes(original.record_log.data),
+        "record_entries": original.record_log.count,
+    }
+    for previous in (json.loads(json.dumps(one)), two):
+        restored = snapshot.load(previous)
+        assert restored.record == original.record
+        assert snapshot.dump(restored) == data
+
+
+def test_a_record_log_shorter_than_the_snapshot_says_is_refused() -> None:
+    original = playing_room("qwixx", 2, bytes(32))
+    step(original, Random(2), 1.0)
+    log = bytes(original.record_log.data)
+    assert snapshot.load(snapshot.dump(original), record_log=log).record == original.record
+    with pytest.raises(ValueError):
+        snapshot.load(snapshot.dump(original), record_log=log[:-1])
 
 
 def test_presence_restarts_from_zero_but_bots_stay() -> None:

@@ -349,7 +349,7 @@ def committed_log(r: redis.Redis | redis.RedisCluster, room: str) -> dict[int, O
     enough that none is trimmed), each under the stream id `seq-1`."""
     log: dict[int, Outgoing] = {}
     for raw_id, fields in r.xrange(log_key(room)):
-        out = unpack_outgoing(msgspec.msgpack.decode(fields[b"m"]))
+        out = unpack_outgoing(fields[b"m"])
         assert raw_id.decode() == f"{out.seq}-1"
         log[out.seq] = out
     assert list(log) == list(range(1, len(log) + 1)), f"the log of {room} has holes"

@@ -1,0 +1,217 @@
+"""The Redis calls of a turn window, behind one small interface with two implementations.
+
+A room's every commit, forwarded command, reply and pub/sub message goes through a `Link`:
+`StandaloneLink` speaks RESP itself (server/backends/resp.py: one pipelined connection and
+one subscriber, no task per message); `ClusterLink` uses redis-py's cluster client, which
+routes each key to its shard and keeps a sharded pub/sub connection per node. Everything
+else (leases taken, the lobby, the orphan scan, reading logs) is rare and stays on
+redis-py in both cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
+
+from .resp import RespConnection, RespSubscriber, Script
+
+log = logging.getLogger("dicehall.redis")
+
+OnMessage = Callable[[bytes, bytes], None]
+
+_ORPHANS = Script("""
+local out = {}
+for _, room in ipairs(redis.call('hkeys', KEYS[1])) do
+  if redis.call('exists', ARGV[1] .. room .. ARGV[2]) == 0 then out[#out + 1] = room end
+end
+return out
+""")
+Signal = Callable[[], None]
+
+
+class Link:
+    """What the backend asks of Redis on its hot path. `on_message(channel, data)` gets
+    every pub/sub message; `on_down` / `on_up` say when the subscription was lost and when
+    it is whole again (what was published in between must be read from the logs)."""
+
+    def __init__(self, on_message: OnMessage, on_down: Signal, on_up: Signal) -> None:
+        self.on_message = on_message
+        self.on_down = on_down
+        self.on_up = on_up
+
+    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+        raise NotImplementedError
+
+    async def command(self, *args: Any) -> Any:
+        """Any command on a key (in a cluster, sent to the key's shard)."""
+        raise NotImplementedError
+
+    async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
+        """The rooms of the hash `rooms_key` whose lease key does not exist."""
+        raise NotImplementedError
+
+    async def publish(self, channel: str, data: bytes) -> int:
+        """-> how many processes' subscriptions got it."""
+        raise NotImplementedError
+
+    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
+        """SET key data PX px, then publish data on channel: one round trip."""
+        raise NotImplementedError
+
+    async def subscribe(self, channel: str) -> None:
+        raise NotImplementedError
+
+    async def unsubscribe(self, channel: str) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class StandaloneLink(Link):
+    def __init__(self, url: str, on_message: OnMessage, on_down: Signal, on_up: Signal) -> None:
+        super().__init__(on_message, on_down, on_up)
+        self._commands = RespConnection(url)
+        self._sub = RespSubscriber(url, on_message, on_down, on_up)
+
+    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+        return await self._commands.script(script, keys, args)
+
+    async def command(self, *args: Any) -> Any:
+        return await self._commands.execute(*args)
+
+    async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
+        # One round trip and only the answer comes back, however many rooms there are.
+        # (A script touching keys it was not given only works on a standalone Redis.)
+        prefix, suffix = lease_key("\0").split("\0")
+        found = await self._commands.script(_ORPHANS, [rooms_key], [prefix, suffix])
+        return [room.decode() for room in found]
+
+    async def publish(self, channel: str, data: bytes) -> int:
+        n: int = await self._commands.execute("PUBLISH", channel, data)
+        return n
+
+    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
+        kept = self._commands.execute("SET", key, data, "PX", px)
+        sent = self._commands.execute("PUBLISH", channel, data)
+        await asyncio.gather(kept, sent)
+
+    async def subscribe(self, channel: str) -> None:
+        await self._sub.subscribe(channel)
+
+    async def unsubscribe(self, channel: str) -> None:
+        await self._sub.unsubscribe(channel)
+
+    async def close(self) -> None:
+        await self._sub.close()
+        await self._commands.close()
+
+
+class ClusterLink(Link):
+    """Sharded pub/sub (SPUBLISH / SSUBSCRIBE) through redis-py's cluster client, read by a
+    task of its own that reconnects with backoff."""
+
+    def __init__(
+        self,
+        redis: RedisCluster,
+        on_message: OnMessage,
+        on_down: Signal,
+        on_up: Signal,
+    ) -> None:
+        super().__init__(on_message, on_down, on_up)
+        self.redis = redis
+        self._pubsub = redis.pubsub()
+        self._scripts: dict[str, Any] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+        runner = self._scripts.get(script.sha)
+        if runner is None:
+            runner = self._scripts[script.sha] = self.redis.register_script(script.source)
+        return await runner(keys=keys, args=args)
+
+    async def command(self, *args: Any) -> Any:
+        return await self.redis.execute_command(*args)
+
+    async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
+        rooms = [raw.decode() for raw in await self.redis.hkeys(rooms_key)]
+        if not rooms:
+            return []
+        pipe = self.redis.pipeline(transaction=False)  # leases live on many shards
+        for room in rooms:
+            pipe.exists(lease_key(room))
+        leased = await pipe.execute()
+        return [room for room, held in zip(rooms, leased, strict=True) if not held]
+
+    async def publish(self, channel: str, data: bytes) -> int:
+        n: int = await self.redis.spublish(channel, data)
+        return n
+
+    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
+        # key and channel share a hash tag: one node, one pipeline
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(key, data, px=px)
+        pipe.execute_command("SPUBLISH", channel, data)
+        await pipe.execute()
+
+    async def subscribe(self, channel: str) -> None:
+        await self._pubsub.ssubscribe(channel)
+        self._watch_reconnects()
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self._listen())
+
+    async def unsubscribe(self, channel: str) -> None:
+        await self._pubsub.sunsubscribe(channel)
+
+    def _watch_reconnects(self) -> None:
+        """Hear of every reconnect of a node's pub/sub connection (CLIENT KILL, a blip)."""
+        pubsubs = [self._pubsub, *getattr(self._pubsub, "node_pubsub_mapping", {}).values()]
+        for pubsub in pubsubs:
+            if pubsub.connection is not None:  # registering twice is a no-op
+                pubsub.connection.register_connect_callback(self._reconnected)
+
+    def _reconnected(self, connection: Any) -> None:
+        """Called once a connection is back and subscribed again (redis-py resubscribes)."""
+        self.on_up()
+
+    async def _listen(self) -> None:
+        backoff = 0.05
+        down = False
+        while True:
+            try:
+                message = await self._pubsub.get_sharded_message(
+                    ignore_subscribe_messages=True, timeout=0.02
+                )
+                backoff = 0.05
+                if down:
+                    down = False
+                    self.on_up()
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                if not down:
+                    down = True
+                    self.on_down()
+                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
+                continue
+            if message is not None and message.get("type") == "smessage":
+                try:
+                    self.on_message(message["channel"], message["data"])
+                except Exception:
+                    log.exception("handling a message on %r failed", message.get("channel"))
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self._pubsub.aclose()

@@ -1,0 +1,285 @@
+"""A lean Redis connection for what every turn window does: pipelined commands and pub/sub.
+
+Why not redis-py here: through it one command costs the sending process 110-150 µs of CPU
+(connection pool, retry wrapper, packing in Python), its pool of 100 connections runs out
+under a few hundred busy rooms, and its pub/sub reader is a polling loop (docs/benchmarks.md,
+"Redis hop"). Here everything sent during one turn of the event loop leaves in one write on
+one connection, replies are matched to their callers in order (Redis answers a connection's
+commands in order), hiredis parses, and pub/sub messages are handed to a callback as they
+are parsed, without a task each.
+
+Errors are redis-py's exception classes, so callers treat both clients alike. A lost
+connection fails the commands in flight with `ConnectionError` (they may or may not have
+run: the backend's writes are idempotent or deduplicated) and the next command reconnects.
+Standalone Redis only: a cluster routes by slot, which redis-py's cluster client does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import ssl
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import hiredis
+from redis.asyncio.connection import SSLConnection, parse_url
+from redis.exceptions import ConnectionError, ResponseError
+
+log = logging.getLogger("dicehall.redis")
+
+PUSHES = frozenset((b"message", b"subscribe", b"unsubscribe"))
+"""Replies a subscribed connection gets that no command of ours waits for in order."""
+
+
+class Script:
+    """A Lua script run by its SHA1 (EVALSHA), loaded again when Redis has forgotten it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+
+class RespConnection(asyncio.Protocol):
+    """One connection to a standalone Redis; `execute` pipelines, `close` ends it."""
+
+    def __init__(self, url: str, connect_timeout: float = 2.0) -> None:
+        params = parse_url(url)
+        self._host: str = params.get("host", "localhost")
+        self._port: int = params.get("port", 6379)
+        self._path: str | None = params.get("path")
+        self._ssl = params.get("connection_class") is SSLConnection
+        self._db: int = params.get("db", 0)
+        self._auth: list[str] = [
+            v for v in (params.get("username"), params.get("password")) if v is not None
+        ]
+        self._connect_timeout = connect_timeout
+        self._transport: asyncio.Transport | None = None
+        self._reader = self._new_reader()
+        self._waiters: deque[asyncio.Future[Any]] = deque()
+        self._out: list[bytes] = []
+        self._connecting: asyncio.Future[None] | None = None
+        self._closed = False
+
+    @staticmethod
+    def _new_reader() -> Any:
+        return hiredis.Reader(replyError=ResponseError)
+
+    # --- commands -------------------------------------------------------------------------
+
+    async def execute(self, *args: Any) -> Any:
+        """Send one command (with whatever else this turn of the loop sends) and await its
+        reply; a server error reply raises `ResponseError`, a lost connection
+        `ConnectionError`."""
+        if self._transport is None:
+            await self._connect()
+        return await self._send(hiredis.pack_command(args))
+
+    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+        try:
+            return await self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        return await self.execute("EVAL", script.source, len(keys), *keys, *args)
+
+    def _send(self, command: bytes) -> asyncio.Future[Any]:
+        if self._transport is None:
+            raise ConnectionError("not connected to Redis")
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._waiters.append(fut)
+        if not self._out:
+            loop.call_soon(self._flush)
+        self._out.append(command)
+        return fut
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if self._transport is not None and out:
+            self._transport.write(b"".join(out))
+
+    # --- the connection -------------------------------------------------------------------
+
+    async def _connect(self) -> None:
+        """Open the connection once for every caller waiting on it; raise if Redis is away."""
+        if self._closed:
+            raise ConnectionError("the Redis connection is closed")
+        if self._connecting is None:
+            self._connecting = asyncio.get_running_loop().create_future()
+            connecting = self._connecting
+            try:
+                await asyncio.wait_for(self._open(), self._connect_timeout)
+            except (OSError, TimeoutError, ResponseError, ConnectionError) as exc:
+                if self._transport is not None:
+                    self._transport.abort()
+                self._transport = None
+                error = ConnectionError(f"cannot reach Redis: {exc}")
+                connecting.set_exception(error)
+                connecting.exception()  # seen here; waiters raise their own copy
+                raise error from exc
+            finally:
+                self._connecting = None
+            connecting.set_result(None)
+            return
+        await asyncio.shield(self._connecting)
+
+    async def _open(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._path is not None:
+            await loop.create_unix_connection(lambda: self, self._path)
+        else:
+            context = ssl.create_default_context() if self._ssl else None
+            await loop.create_connection(lambda: self, self._host, self._port, ssl=context)
+        if self._auth:
+            await self._send(hiredis.pack_command(("AUTH", *self._auth)))
+        if self._db:
+            await self._send(hiredis.pack_command(("SELECT", self._db)))
+        await self._opened()
+
+    async def _opened(self) -> None:
+        """Hook: more set-up on a fresh connection (a subscriber subscribes again)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]  # (uvloop's is no subclass)
+        self._reader = self._new_reader()
+
+    def data_received(self, data: bytes) -> None:
+        reader = self._reader
+        reader.feed(data)
+        while (reply := reader.gets()) is not False:
+            self._reply(reply)
+
+    def _reply(self, reply: Any) -> None:
+        fut = self._waiters.popleft()
+        if fut.done():
+            return
+        if isinstance(reply, ResponseError):
+            fut.set_exception(reply)
+        else:
+            fut.set_result(reply)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        self._out.clear()
+        waiters, self._waiters = self._waiters, deque()
+        for fut in waiters:
+            if not fut.done():
+                fut.set_exception(ConnectionError(f"Redis connection lost: {exc or 'closed'}"))
+                fut.exception()  # the caller may have gone (cancelled): never "not retrieved"
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._transport is not None:
+            self._transport.close()
+
+
+class RespSubscriber(RespConnection):
+    """A connection in subscribe mode: messages go to `on_message(channel, data)` as they
+    arrive; it reconnects with backoff by itself and subscribes again to everything,
+    telling `on_down` when it lost Redis and `on_up` once it is subscribed again (what
+    was published meanwhile is lost: the backend reads it from the room logs)."""
+
+    def __init__(
+        self,
+        url: str,
+        on_message: Callable[[bytes, bytes], None],
+        on_down: Callable[[], None],
+        on_up: Callable[[], None],
+    ) -> None:
+        super().__init__(url)
+        self.channels: set[bytes] = set()
+        self._on_message = on_message
+        self._on_down = on_down
+        self._on_up = on_up
+        self._acks: dict[bytes, deque[asyncio.Future[None]]] = {}
+        self._revive: asyncio.Task[None] | None = None
+
+    async def subscribe(self, channel: str) -> None:
+        """Returns once Redis confirmed it: what is published after that arrives."""
+        name = channel.encode()
+        if self._transport is None:
+            await self._connect()
+        self.channels.add(name)
+        await self._request(b"SUBSCRIBE", [name])
+
+    async def unsubscribe(self, channel: str) -> None:
+        name = channel.encode()
+        self.channels.discard(name)
+        if self._transport is not None:
+            await self._request(b"UNSUBSCRIBE", [name])
+
+    async def _request(self, verb: bytes, names: list[bytes]) -> None:
+        """(UN)SUBSCRIBE: each channel is confirmed by a push message, not by a reply."""
+        if self._transport is None:
+            raise ConnectionError("not connected to Redis")
+        loop = asyncio.get_running_loop()
+        acks = []
+        for name in names:
+            ack = loop.create_future()
+            self._acks.setdefault(name, deque()).append(ack)
+            acks.append(ack)
+        if not self._out:
+            loop.call_soon(self._flush)
+        self._out.append(hiredis.pack_command((verb, *names)))
+        await asyncio.gather(*acks)
+
+    async def _opened(self) -> None:
+        if self.channels:
+            await self._request(b"SUBSCRIBE", sorted(self.channels))
+
+    def _reply(self, reply: Any) -> None:
+        if type(reply) is list and reply and reply[0] in PUSHES:
+            kind = reply[0]
+            if kind == b"message":
+                try:
+                    self._on_message(reply[1], reply[2])
+                except Exception:
+                    log.exception("handling a message on %r failed", reply[1])
+                return
+            acks = self._acks.get(reply[1])
+            if acks:
+                ack = acks.popleft()
+                if not acks:
+                    del self._acks[reply[1]]
+                if not ack.done():
+                    ack.set_result(None)
+            return
+        super()._reply(reply)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        acks, self._acks = self._acks, {}
+        for queue in acks.values():
+            for ack in queue:
+                if not ack.done():
+                    ack.set_exception(ConnectionError("Redis connection lost"))
+                    ack.exception()
+        if not self._closed:
+            self._on_down()
+            if self._revive is None or self._revive.done():
+                self._revive = asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        backoff = 0.05
+        while not self._closed:
+            await asyncio.sleep(backoff)
+            try:
+                if self._transport is None:
+                    await self._connect()
+            except ConnectionError as exc:
+                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
+                backoff = min(2.0, backoff * 2)
+                continue
+            self._on_up()
+            return
+
+    async def close(self) -> None:
+        await super().close()
+        if self._revive is not None:
+            self._revive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._revive

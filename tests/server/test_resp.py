@@ -1,0 +1,145 @@
+"""The lean Redis connection (server/backends/resp.py) against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from redis.exceptions import ConnectionError, ResponseError
+
+from server.backends.resp import RespConnection, RespSubscriber, Script
+from tests.support.redis import RedisServer, free_redis_port
+
+
+@pytest.fixture
+def db(redis_server: RedisServer) -> tuple[str, redis.Redis]:
+    db = redis_server.fresh_db()
+    return redis_server.url_db(db), redis_server.client(db)
+
+
+def _kill(client: redis.Redis, name_part: str) -> int:
+    """CLIENT KILL every connection to this database whose last command has `name_part`."""
+    db = str(client.connection_pool.connection_kwargs["db"])
+    killed = 0
+    for c in client.client_list():
+        if name_part in c["cmd"] and c["db"] == db:
+            client.client_kill_filter(_id=c["id"])
+            killed += 1
+    return killed
+
+
+async def test_commands_sent_together_get_their_own_replies_in_order(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, client = db
+    conn = RespConnection(url)
+    try:
+        replies = await asyncio.gather(*(conn.execute("INCR", "n") for _ in range(500)))
+        assert replies == list(range(1, 501))
+        value = bytes(range(256)) * 4
+        await conn.execute("SET", "bin", value)
+        assert await conn.execute("GET", "bin") == value
+        assert await conn.execute("GET", "missing") is None
+        assert client.get("n") == b"500"  # the database of the URL
+    finally:
+        await conn.close()
+
+
+async def test_an_error_reply_raises_and_the_next_replies_still_match(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, _ = db
+    conn = RespConnection(url)
+    try:
+        await conn.execute("SET", "s", "text")
+        results = await asyncio.gather(
+            conn.execute("INCR", "s"), conn.execute("GET", "s"), return_exceptions=True
+        )
+        assert isinstance(results[0], ResponseError)
+        assert results[1] == b"text"
+    finally:
+        await conn.close()
+
+
+async def test_a_script_is_loaded_again_when_redis_forgot_it(db: tuple[str, redis.Redis]) -> None:
+    url, client = db
+    conn = RespConnection(url)
+    double = Script("return tonumber(ARGV[1]) * 2 + #KEYS")
+    try:
+        assert await conn.script(double, ["k"], [20]) == 41
+        client.script_flush()
+        assert await conn.script(double, [], [5]) == 10
+        assert await conn.script(double, [], [6]) == 12
+    finally:
+        await conn.close()
+
+
+async def test_a_cut_connection_fails_what_is_in_flight_and_the_next_command_reconnects(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, client = db
+    conn = RespConnection(url)
+    try:
+        await conn.execute("SET", "k", "v")
+        blocked = asyncio.ensure_future(conn.execute("BLPOP", "nothing", 10))
+        await asyncio.sleep(0.1)
+        assert _kill(client, "blpop") == 1
+        with pytest.raises(ConnectionError):
+            await blocked
+        assert await conn.execute("GET", "k") == b"v"  # same database after reconnecting
+    finally:
+        await conn.close()
+
+
+async def test_an_unreachable_redis_is_a_connection_error() -> None:
+    conn = RespConnection(f"redis://127.0.0.1:{free_redis_port()}/0")
+    with pytest.raises(ConnectionError):
+        await conn.execute("PING")
+
+
+async def test_a_subscriber_hears_what_is_published_after_subscribing_and_comes_back(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, client = db
+    heard: list[tuple[bytes, bytes]] = []
+    events: list[str] = []
+    up = asyncio.Event()
+
+    def on_up() -> None:
+        events.append("up")
+        up.set()
+
+    sub = RespSubscriber(
+        url, lambda c, d: heard.append((c, d)), lambda: events.append("down"), on_up
+    )
+    try:
+        await sub.subscribe("a")
+        await sub.subscribe("b")
+        for i in range(100):
+            client.publish("a" if i % 2 else "b", str(i))
+        client.publish("c", "not subscribed")
+        await sub.unsubscribe("b")
+        client.publish("b", "after unsubscribe")
+        client.publish("a", "last")
+        for _ in range(200):
+            if heard and heard[-1] == (b"a", b"last"):
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [(b"a" if i % 2 else b"b", str(i).encode()) for i in range(100)] + [
+            (b"a", b"last")
+        ]
+
+        assert _kill(client, "subscribe") == 1
+        await asyncio.wait_for(up.wait(), 5)
+        assert events == ["down", "up"]
+        heard.clear()
+        assert client.publish("a", "again") == 1  # subscribed again, and only to "a"
+        assert client.publish("b", "no") == 0
+        for _ in range(200):
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert heard == [(b"a", b"again")]
+    finally:
+        await sub.close()

@@ -9,7 +9,10 @@ per command for
 - redis-py's asyncio client with its pure-Python parser and with hiredis (what the Redis
   backend uses), for PUBLISH and SET of 200 bytes;
 - the same PUBLISH written by hand on a bare asyncio stream: the event loop and the
-  system calls alone, no client library.
+  system calls alone, no client library;
+- the backend's own connection (server/backends/resp.py) for PUBLISH and SET, one at a
+  time, and ten PUBLISHes sent in the same turn of the event loop (as a busy process sends
+  them: they leave in one write), against ten at once through redis-py (`gather`).
 
 The Redis backend needs about one such round trip per commit and two per command forwarded
 between processes (docs/benchmarks.md, "Redis hop").
@@ -29,6 +32,7 @@ import uvloop
 from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
 
 from bench.redis_hop import redis_server
+from server.backends.resp import RespConnection
 
 PAYLOAD = b"y" * 200
 
@@ -68,6 +72,24 @@ async def measure(url: str, port: int, n: int) -> list[tuple[str, float, float]]
 
     rows.append(("bare asyncio stream: PUBLISH", *await timed(n, raw)))
     writer.close()
+
+    resp = RespConnection(url)
+    client = aioredis.Redis.from_url(url, parser_class=_AsyncHiredisParser)
+
+    def resp_publish() -> Awaitable[object]:
+        return resp.execute("PUBLISH", "b", PAYLOAD)
+
+    rows.append(("resp.py: PUBLISH", *await timed(n, resp_publish)))
+    rows.append(("resp.py: SET", *await timed(n, lambda: resp.execute("SET", "b", PAYLOAD))))
+    for label, publish in (
+        ("resp.py", resp_publish),
+        ("redis-py, hiredis", lambda: client.publish("b", PAYLOAD)),
+    ):
+        ten = lambda p=publish: asyncio.gather(*(p() for _ in range(10)))  # noqa: E731
+        cpu, wall = await timed(n // 10, ten)
+        rows.append((f"{label}: 10 PUBLISH at once, per command", cpu / 10, wall / 10))
+    await resp.close()
+    await client.aclose()
     return rows
 
 

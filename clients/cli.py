@@ -330,7 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
         "server, else its /metrics). Prints a progress line per second, then a table; "
         "writes a JSON report and a plot. Exit status 1 when any error was seen.",
     )
-    s.add_argument("--url", action="append", required=True, help="ws://host:port/ws; repeatable")
+    s.add_argument(
+        "--url",
+        action="append",
+        required=True,
+        help="ws://host:port/ws; repeatable: seat i of room n connects to URL n + i (mod count)",
+    )
     s.add_argument("--rooms", type=int, required=True)
     s.add_argument("--seats", type=int, default=4, help="bot seats per room (default: 4)")
     s.add_argument("--game", default="qwixx", help="game of the rooms (default: qwixx)")

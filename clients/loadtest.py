@@ -387,7 +387,9 @@ class Table:
         self.number = number
         urls = worker.cfg.urls
         m = worker.cfg.seats
-        self.seats = [Seat(self, i, urls[(number * m + i) % len(urls)]) for i in range(m)]
+        # seat i of table n on URL n + i: every table spans the processes, and its host
+        # (seat 0 first, then the next seat each game) alternates between them from the start
+        self.seats = [Seat(self, i, urls[(number + i) % len(urls)]) for i in range(m)]
         self.games = 0
         self.room: str | None = None
         self._opened: dict[int, int] = {}

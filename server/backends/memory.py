@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,12 @@ from ..commands import Command
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
+
+RECORD_LEVEL = 6
+"""zlib level of the records kept: a 4-seat Qwixx record of ~7.2 KB as JSON keeps ~840
+bytes at 6 (51 µs), ~1,180 at 1 (32 µs); a long Yamb game 93 KB -> 7.4 KB (1.4 ms).
+Once per game, and decompressed (~10-200 µs) only when asked for (docs/benchmarks.md,
+"Memory")."""
 
 
 class MemoryBackend(Backend):
@@ -42,14 +49,18 @@ class MemoryBackend(Backend):
         self.history = history
         """Messages a room keeps for `resume`: about 15 s of a fast Qwixx table, minutes at
         a human pace; a client that missed more gets a snapshot instead (docs/protocol.md).
-        Each costs ~150 bytes per room (docs/benchmarks.md, "Load")."""
+        Each costs ~20 bytes once its block of 32 is compressed, ~125 until then
+        (`MessageLog`; docs/benchmarks.md, "Memory")."""
         self.over_seconds = min(over_seconds, idle_seconds)
         """A finished game nobody is in closes sooner: its record is kept apart (`record`),
         and under a steady churn of games its log would otherwise pile up for
-        `idle_seconds` (docs/benchmarks.md, "Load")."""
+        `idle_seconds` (docs/benchmarks.md, "Load"). A disconnected seat has this long to
+        resume and see the end; a finished room every person left with `leave` closes at
+        once (`RoomCore.deserted`)."""
         self._actors: dict[str, RoomActor] = {}
         self._records: OrderedDict[str, bytes] = OrderedDict()
-        """Records of finished games, as JSON (compact; served as they are asked for)."""
+        """Records of finished games, as zlib-compressed JSON (decompressed when asked for)."""
+        self._closing: set[asyncio.Task[None]] = set()
         self._keep_records = keep_records
         self._clock = clock
         self._reaper: asyncio.Task[None] | None = None
@@ -63,6 +74,8 @@ class MemoryBackend(Backend):
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         for actor in list(self._actors.values()):
             await actor.stop()
         self._actors.clear()
@@ -93,12 +106,20 @@ class MemoryBackend(Backend):
         self._commit_now(core, out)
 
     def _commit_now(self, core: RoomCore, out: list[Outgoing]) -> None:
-        """Nothing to persist: deliver, and keep the record of a finished game."""
+        """Nothing to persist: deliver, keep the record of a finished game, and close a
+        finished room once everyone has left it."""
         self.hub.deliver(core.id, out)
-        if core.status == "over" and core.id not in self._records:
-            self._records[core.id] = msgspec.json.encode(core.record)
+        if core.status != "over":
+            return
+        if core.id not in self._records:
+            self._records[core.id] = zlib.compress(msgspec.json.encode(core.record), RECORD_LEVEL)
             while len(self._records) > self._keep_records:
                 self._records.popitem(last=False)
+        if core.deserted:
+            # not from inside the room's own command: its actor stops in a task of its own
+            task = asyncio.get_running_loop().create_task(self._close_deserted(core.id))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
         cores = [a.core for a in self._actors.values()]
@@ -127,10 +148,10 @@ class MemoryBackend(Backend):
         return actor.core.game.name
 
     async def record(self, room: str) -> dict[str, Any] | None:
-        raw = self._records.get(room)
-        if raw is None:
+        packed = self._records.get(room)
+        if packed is None:
             return None
-        record: dict[str, Any] = msgspec.json.decode(raw)
+        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(packed))
         return record
 
     def stats(self) -> dict[str, int]:
@@ -163,8 +184,20 @@ class MemoryBackend(Backend):
             quiet = now - core.last_activity
             limit = self.over_seconds if core.status == "over" else self.idle_seconds
             if not humans_here and not watched and quiet > limit:
-                del self._actors[room_id]
-                await actor.stop()
-                self.rooms_closed += 1
-                if self.drop_bots is not None:
-                    self.drop_bots(room_id)
+                await self._close(room_id, actor)
+
+    async def _close_deserted(self, room_id: str) -> None:
+        """Close a finished room at once if it is still deserted (nobody has come back or
+        started watching since)."""
+        actor = self._actors.get(room_id)
+        if actor is not None and actor.core.deserted:
+            await self._close(room_id, actor)
+
+    async def _close(self, room_id: str, actor: RoomActor) -> None:
+        if self._actors.get(room_id) is not actor:
+            return  # closed already
+        del self._actors[room_id]
+        await actor.stop()
+        self.rooms_closed += 1
+        if self.drop_bots is not None:
+            self.drop_bots(room_id)

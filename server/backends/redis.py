@@ -642,14 +642,18 @@ class RedisBackend(Backend):
 
     async def _reap_if_idle(self, room: str) -> None:
         """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
-        `over_seconds`): its lease, log and snapshot go; a finished game's record stays."""
+        `over_seconds`, or at the next scan once everyone left it): its lease, logs and
+        snapshot go; a finished game's record stays."""
         actor = self._actors.get(room)
         if actor is None:
             return
         core = actor.core
         if any(s.kind == "human" and s.connected for s in core.seats) or core.spectators > 0:
             return
-        limit = self.over_seconds if core.status == "over" else self.idle_seconds
+        if core.deserted:
+            limit = 0.0  # over, and every person left it: nobody comes back to it
+        else:
+            limit = self.over_seconds if core.status == "over" else self.idle_seconds
         if self._interest.get(room, 0) > 0 or time.time() - core.last_activity < limit:
             return
         await self.redis.hdel(LOBBY, room)  # first: no other process takes it over now

@@ -7,15 +7,27 @@ house-bot case runs a whole server's parts (bots need them) with a short idle ti
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+import zlib
 
+import msgspec
 import pytest
 
 from protocol import errors as E
 from protocol.messages import client as C
 from server.app import Config, Server
-from server.backends import MemoryBackend, RoomSpec
-from server.commands import JoinCmd, PresenceCmd, SyncCmd, WatchCmd
+from server.backends import MemoryBackend, RoomSpec, base
+from server.commands import (
+    ActCmd,
+    JoinCmd,
+    LeaveCmd,
+    LegalCmd,
+    PresenceCmd,
+    StartCmd,
+    SyncCmd,
+    WatchCmd,
+)
 from server.hub import Hub
 
 from .test_session import Member, create, hello
@@ -103,3 +115,103 @@ async def test_a_finished_house_bot_game_is_closed_and_its_bots_released() -> No
         assert record is not None and record["seats"] == ["random-bot-0", "random-bot-1"]
     finally:
         await server.stop()
+
+
+async def finished_game(backend: MemoryBackend, seats: int = 2, seed: int = 5) -> str:
+    """A room whose game is over, every seat held by a connected person."""
+    room = (await backend.create(spec(seats=seats))).room
+    for seat in range(seats):
+        await backend.call(room, JoinCmd(name=f"p{seat}", seat=seat, nonce=f"n{seat}"))
+    await backend.call(room, StartCmd(seat=0))
+    rng = random.Random(seed)
+    for _ in range(1000):
+        moved = False
+        for seat in range(seats):
+            window, actions, _ = await backend.call(room, LegalCmd(seat=seat))
+            if actions:
+                await backend.call(
+                    room, ActCmd(seat=seat, action=rng.choice(actions), window=window)
+                )
+                moved = True
+        if not moved:
+            return room
+    raise AssertionError("the game did not end")
+
+
+async def closed(backend: MemoryBackend, room: str) -> bool:
+    for _ in range(10):  # the close runs in a task of its own
+        await asyncio.sleep(0)
+    try:
+        await backend.call(room, SyncCmd(seat=None))
+    except E.NoSuchRoomError:
+        return True
+    return False
+
+
+async def test_a_finished_room_everyone_left_closes_at_once() -> None:
+    """No seat can resume into it; a seat merely disconnected keeps its `over_seconds` to
+    come back and see the end, and a spectator keeps the room open while it watches."""
+    clock = Clock()
+    backend = MemoryBackend(Hub(), idle_seconds=600, over_seconds=30, clock=clock)
+    try:
+        left, dropped, watched = [await finished_game(backend) for _ in range(3)]
+        await backend.call(watched, SyncCmd(seat=None, watch=1))
+        for room in (left, dropped, watched):
+            await backend.call(room, LeaveCmd(seat=0))
+        assert not await closed(backend, left), "seat 1 is still there"
+        for room in (left, watched):
+            await backend.call(room, LeaveCmd(seat=1))
+        await backend.call(dropped, PresenceCmd(seat=1, delta=-1))
+
+        assert await closed(backend, left)
+        assert backend.stats()["rooms_closed"] == 1
+        assert await backend.record(left) is not None, "its record outlives it"
+        assert not await closed(backend, dropped)
+        assert not await closed(backend, watched)
+
+        await backend.call(watched, WatchCmd(delta=-1))
+        clock.now = time.time() + 29
+        await backend.reap()
+        assert not await closed(backend, dropped), "29 s: it may still resume"
+        clock.now = time.time() + 31
+        await backend.reap()
+        assert await closed(backend, dropped) and await closed(backend, watched)
+        assert backend.stats()["rooms_closed"] == 3
+    finally:
+        await backend.stop()
+
+
+async def test_a_seat_back_after_leaving_keeps_the_finished_room_open() -> None:
+    backend = MemoryBackend(Hub(), idle_seconds=600, over_seconds=30)
+    try:
+        room = await finished_game(backend)
+        await backend.call(room, LeaveCmd(seat=0))
+        await backend.call(room, PresenceCmd(seat=0, delta=1))  # its token took it back
+        await backend.call(room, LeaveCmd(seat=1))
+        assert not await closed(backend, room)
+    finally:
+        await backend.stop()
+
+
+async def test_finished_records_are_kept_compressed_and_the_oldest_go() -> None:
+    backend = MemoryBackend(Hub(), keep_records=2)
+    try:
+        rooms = [await finished_game(backend, seed=s) for s in range(3)]
+        core = backend._actors[rooms[2]].core
+        as_json = msgspec.json.encode(core.record)
+        kept = backend._records[rooms[2]]
+        assert len(kept) < len(as_json) / 4 and zlib.decompress(kept) == as_json
+        assert await backend.record(rooms[2]) == core.record
+        assert await backend.record(rooms[0]) is None, "only the last 2 are kept"
+        assert await backend.record(rooms[1]) is not None
+    finally:
+        await backend.stop()
+
+
+def test_room_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A room id follows options on command lines (`dicehall bot --room ID`)."""
+    drawn = iter(["-dash1234", "_ok12345"])
+    monkeypatch.setattr(base.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert base.new_room_id() == "_ok12345"
+    monkeypatch.undo()
+    assert not any(base.new_room_id().startswith("-") for _ in range(2000))

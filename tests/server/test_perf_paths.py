@@ -9,6 +9,7 @@ import itertools
 import json
 import random
 import time
+import tracemalloc
 from typing import Any
 
 from websockets.asyncio.client import connect
@@ -16,6 +17,7 @@ from websockets.typing import Subprotocol
 
 from protocol import errors as E
 from protocol.messages.server import Chat
+from protocol.subprotocols import Encoding
 from rules import get_game
 from server.actor import RoomActor
 from server.backends.base import RoomSpec
@@ -23,7 +25,7 @@ from server.backends.memory import MemoryBackend
 from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
 from server.connection import RawSocket
 from server.hub import Hub
-from server.room import Outgoing, RoomCore
+from server.room import LOG_BLOCK, Outgoing, RoomCore
 from tests.support.servers import running_server
 
 T0 = 1_767_225_600.0
@@ -47,7 +49,10 @@ def played_qwirkle(history: int) -> tuple[RoomCore, list[Outgoing]]:
 
 def test_the_log_keeps_bytes_and_gives_every_variant_back() -> None:
     core, out = played_qwirkle(history=4096)
-    assert all(isinstance(entry, bytes) for entry in core.log._entries)
+    assert len(core.log._blocks) == 2 and len(core.log._tail) == 6, "70 messages: 32 + 32 + 6"
+    assert all(isinstance(entry, bytes) for entry in [*core.log._blocks, *core.log._tail])
+    packed = sum(map(len, core.log._blocks))
+    assert packed < sum(len(o.frame(None, Encoding.MSGPACK)) for o in out[:64]) / 2
     assert core.log._private, "the draws are private"
     back = list(core.log)
     assert [o.message for o in back] == [o.message for o in out]
@@ -63,6 +68,23 @@ def test_a_short_log_forgets_old_private_variants_too() -> None:
     assert all(seq >= first for seq in core.log._private)
     assert core.since(first - 2, 0) is None, "aged out: the client gets a snapshot"
     assert core.since(first - 1, 1) == [o.for_seat(1) for o in out if o.seq >= first]
+
+
+def test_the_compressed_log_keeps_exactly_the_last_messages_and_no_more_blocks() -> None:
+    for history in (1, 8, LOG_BLOCK, 40, 128):
+        core = RoomCore("r1", get_game("qwixx"), {}, 2, 30, history=history)
+        sent: list[Outgoing] = []
+        for i in range(3 * LOG_BLOCK + 5):
+            sent += core.chat(0, "p0", f"line {i}")
+            kept = sent[-history:]
+            assert [o.message for o in core.log] == [o.message for o in kept]
+            assert len(core.log) == len(kept) and core.log.first_seq == kept[0].seq
+            assert core.since(kept[0].seq - 1, 0) == [o.message for o in kept]
+            recent = kept[-3:]
+            assert core.since(recent[0].seq - 1, None) == [o.message for o in recent]
+            if kept[0].seq > 1:
+                assert core.since(kept[0].seq - 2, 0) is None
+            assert core.log._stored() < len(kept) + LOG_BLOCK, "aged-out blocks go"
 
 
 async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_one() -> None:
@@ -87,6 +109,39 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
         await actor.call(ChatCmd(seat=None, sender="a", text="idle again"))
         assert said[-1] == "idle again" and actor._queued == 0
     finally:
+        await actor.stop()
+
+
+async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits() -> None:
+    game = get_game("qwixx")
+    cores = [RoomCore(f"r{i}", game, game.resolve_options(), 2, 30) for i in range(200)]
+    gate = asyncio.Event()
+
+    async def commit(core: RoomCore, out: list[Outgoing]) -> None:
+        await gate.wait()
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        actors = [RoomActor(core, commit) for core in cores]
+        for actor in actors:
+            actor.start()
+        await asyncio.sleep(0)
+        per_actor = (tracemalloc.get_traced_memory()[0] - before) / len(actors)
+    finally:
+        tracemalloc.stop()
+    assert per_actor < 2000, f"{per_actor:.0f} bytes per idle room actor (a Queue: 4.4 KB)"
+
+    busy = actors[0]
+    first = asyncio.ensure_future(busy.call(ChatCmd(seat=None, sender="a", text="1")))
+    second = asyncio.ensure_future(busy.call(ChatCmd(seat=None, sender="a", text="2")))
+    await asyncio.sleep(0.01)
+    assert busy._queued == 2 and not first.done()
+    await busy.stop(grace=0.05)  # the first never commits: cancelled, and what waits with it
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert all(isinstance(r, asyncio.CancelledError) for r in results) and busy._inbox == []
+    gate.set()
+    for actor in actors[1:]:
         await actor.stop()
 
 

@@ -307,24 +307,31 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
         contiguous(bo.stream(room))
 
 
-async def test_a_finished_room_nobody_is_in_is_closed_and_its_record_kept(
+async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_record(
     db: tuple[str, redis.Redis],
 ) -> None:
+    """Left by everyone: closed at the next scan. Merely disconnected: `over_seconds`
+    later (its player may come back to see the end). Either way only the record stays."""
     url, r = db
     async with processes(url, n=1) as (a,):
-        backend(a).over_seconds = 0.3
-        ada = await seated(a, "Ada")
-        room = await create(ada, "qwinto", 1)
-        await ada.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
-        await asyncio.wait_for(play(ada, room), 60)
-        assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 3
-        await asyncio.sleep(0.6)
-        assert room in backend(a)._actors  # someone is still in: it stays
-        await ada.ask(C.Leave, room=room)
+        backend(a).over_seconds = 3.0
+        played = []
+        for name in ("Ada", "Bo"):
+            m = await seated(a, name)
+            room = await create(m, "qwinto", 1)
+            await m.ask(C.Join, room=room)
+            await m.ask(C.Start, room=room)
+            await asyncio.wait_for(play(m, room), 60)
+            assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 3
+            played.append((m, room))
+        (ada, left), (bo, dropped) = played
+        await ada.ask(C.Leave, room=left)
+        await bo.session.disconnected()
         await eventually(lambda: backend(a).stats()["rooms_closed"] == 1)
-        assert room not in backend(a)._actors
-        assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 0
-        assert r.exists(record_log_key(room)) == 0
-        assert r.hget(LOBBY, room) is None
-        assert r.exists(record_key(room)) == 1
+        assert left not in backend(a)._actors and dropped in backend(a)._actors
+        await eventually(lambda: backend(a).stats()["rooms_closed"] == 2)
+        for room in (left, dropped):
+            assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 0
+            assert r.exists(record_log_key(room)) == 0
+            assert r.hget(LOBBY, room) is None
+            assert r.exists(record_key(room)) == 1

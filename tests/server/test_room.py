@@ -197,6 +197,39 @@ def test_leaving_during_the_game_keeps_the_seat_for_its_token() -> None:
     assert core.check_token(1, "nonce1")
 
 
+def test_a_finished_room_is_deserted_once_every_person_left_it_explicitly() -> None:
+    """Deserted: nobody can come back to see the end (the memory backend closes it at once);
+    a merely disconnected seat may still resume, a spectator still watches."""
+    core, _ = full("qwixx", 3)
+    core.start(T0)
+    core.leave(0)
+    assert core.seats[0].left and not core.deserted, "the game goes on"
+    play_out(core, random.Random(2))
+    assert core.status == "over" and not core.deserted
+    core.set_connected(1, -1)  # seat 1's connection dropped: it may resume
+    core.leave(2)
+    assert not core.deserted
+    core.leave(1)
+    assert core.deserted
+    core.spectate(+1)
+    assert not core.deserted, "someone watches"
+    core.spectate(-1)
+    assert core.deserted
+    core.set_connected(0, +1)  # seat 0's token took it back
+    assert not core.seats[0].left and not core.deserted
+
+
+def test_house_bots_do_not_keep_a_finished_room_from_being_deserted() -> None:
+    core = room("qwixx", 2)
+    core.join("p0", 0, "nonce0", T0)
+    core.add_bots("random", None, T0)
+    core.start(T0)
+    play_out(core, random.Random(4))
+    assert not core.deserted
+    core.leave(0)
+    assert core.deserted
+
+
 def test_presence_is_announced_only_when_it_changes() -> None:
     core, _ = full("qwixx", 2)
     assert core.set_connected(0, +1) == []  # a second connection on the same seat

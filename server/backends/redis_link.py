@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,7 @@ return out
 Signal = Callable[[], None]
 
 
-class Link:
+class Link(ABC):
     """What the backend asks of Redis on its hot path. `on_message(channel, data)` gets
     every pub/sub message; `on_down` / `on_up` say when the subscription was lost and when
     it is whole again (what was published in between must be read from the logs)."""
@@ -45,33 +46,37 @@ class Link:
         self.on_down = on_down
         self.on_up = on_up
 
+    @abstractmethod
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
-        raise NotImplementedError
+        """Run a Lua script by its SHA1, loaded again if Redis has forgotten it."""
 
+    @abstractmethod
     async def command(self, *args: Any) -> Any:
         """Any command on a key (in a cluster, sent to the key's shard)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
         """The rooms of the hash `rooms_key` whose lease key does not exist."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def publish(self, channel: str, data: bytes) -> int:
         """-> how many processes' subscriptions got it."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
         """SET key data PX px, then publish data on channel: one round trip."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def subscribe(self, channel: str) -> None:
-        raise NotImplementedError
+        """Returns once Redis confirmed it: what is published after that arrives."""
 
+    @abstractmethod
     async def unsubscribe(self, channel: str) -> None:
-        raise NotImplementedError
+        """Stop hearing a channel."""
 
+    @abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """Close its connections (the backend's redis-py client is the backend's)."""
 
 
 class StandaloneLink(Link):

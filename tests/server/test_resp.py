@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 import redis
@@ -18,6 +19,13 @@ def db(redis_server: RedisServer) -> tuple[str, redis.Redis]:
     return redis_server.url_db(db), redis_server.client(db)
 
 
+@pytest.fixture
+async def conn(db: tuple[str, redis.Redis]) -> AsyncIterator[RespConnection]:
+    connection = RespConnection(db[0])
+    yield connection
+    await connection.close()
+
+
 def _kill(client: redis.Redis, name_part: str) -> int:
     """CLIENT KILL every connection to this database whose last command has `name_part`."""
     db = str(client.connection_pool.connection_kwargs["db"])
@@ -30,66 +38,49 @@ def _kill(client: redis.Redis, name_part: str) -> int:
 
 
 async def test_commands_sent_together_get_their_own_replies_in_order(
-    db: tuple[str, redis.Redis],
+    conn: RespConnection, db: tuple[str, redis.Redis]
 ) -> None:
-    url, client = db
-    conn = RespConnection(url)
-    try:
-        replies = await asyncio.gather(*(conn.execute("INCR", "n") for _ in range(500)))
-        assert replies == list(range(1, 501))
-        value = bytes(range(256)) * 4
-        await conn.execute("SET", "bin", value)
-        assert await conn.execute("GET", "bin") == value
-        assert await conn.execute("GET", "missing") is None
-        assert client.get("n") == b"500"  # the database of the URL
-    finally:
-        await conn.close()
+    client = db[1]
+    replies = await asyncio.gather(*(conn.execute("INCR", "n") for _ in range(500)))
+    assert replies == list(range(1, 501))
+    value = bytes(range(256)) * 4
+    await conn.execute("SET", "bin", value)
+    assert await conn.execute("GET", "bin") == value
+    assert await conn.execute("GET", "missing") is None
+    assert client.get("n") == b"500"  # the database of the URL
 
 
-async def test_an_error_reply_raises_and_the_next_replies_still_match(
-    db: tuple[str, redis.Redis],
+async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: RespConnection) -> None:
+    await conn.execute("SET", "s", "text")
+    results = await asyncio.gather(
+        conn.execute("INCR", "s"), conn.execute("GET", "s"), return_exceptions=True
+    )
+    assert isinstance(results[0], ResponseError)
+    assert results[1] == b"text"
+
+
+async def test_a_script_is_loaded_again_when_redis_forgot_it(
+    conn: RespConnection, db: tuple[str, redis.Redis]
 ) -> None:
-    url, _ = db
-    conn = RespConnection(url)
-    try:
-        await conn.execute("SET", "s", "text")
-        results = await asyncio.gather(
-            conn.execute("INCR", "s"), conn.execute("GET", "s"), return_exceptions=True
-        )
-        assert isinstance(results[0], ResponseError)
-        assert results[1] == b"text"
-    finally:
-        await conn.close()
-
-
-async def test_a_script_is_loaded_again_when_redis_forgot_it(db: tuple[str, redis.Redis]) -> None:
-    url, client = db
-    conn = RespConnection(url)
+    client = db[1]
     double = Script("return tonumber(ARGV[1]) * 2 + #KEYS")
-    try:
-        assert await conn.script(double, ["k"], [20]) == 41
-        client.script_flush()
-        assert await conn.script(double, [], [5]) == 10
-        assert await conn.script(double, [], [6]) == 12
-    finally:
-        await conn.close()
+    assert await conn.script(double, ["k"], [20]) == 41
+    client.script_flush()
+    assert await conn.script(double, [], [5]) == 10
+    assert await conn.script(double, [], [6]) == 12
 
 
 async def test_a_cut_connection_fails_what_is_in_flight_and_the_next_command_reconnects(
-    db: tuple[str, redis.Redis],
+    conn: RespConnection, db: tuple[str, redis.Redis]
 ) -> None:
-    url, client = db
-    conn = RespConnection(url)
-    try:
-        await conn.execute("SET", "k", "v")
-        blocked = asyncio.ensure_future(conn.execute("BLPOP", "nothing", 10))
-        await asyncio.sleep(0.1)
-        assert _kill(client, "blpop") == 1
-        with pytest.raises(ConnectionError):
-            await blocked
-        assert await conn.execute("GET", "k") == b"v"  # same database after reconnecting
-    finally:
-        await conn.close()
+    client = db[1]
+    await conn.execute("SET", "k", "v")
+    blocked = asyncio.ensure_future(conn.execute("BLPOP", "nothing", 10))
+    await asyncio.sleep(0.1)
+    assert _kill(client, "blpop") == 1
+    with pytest.raises(ConnectionError):
+        await blocked
+    assert await conn.execute("GET", "k") == b"v"  # same database after reconnecting
 
 
 async def test_an_unreachable_redis_is_a_connection_error() -> None:

@@ -58,6 +58,8 @@ class RespConnection(asyncio.Protocol):
         ]
         self._connect_timeout = connect_timeout
         self._transport: asyncio.Transport | None = None
+        self._ready = False
+        """Connected and set up (AUTH, SELECT): before that only `_open` may send."""
         self._reader = self._new_reader()
         self._waiters: deque[asyncio.Future[Any]] = deque()
         self._out: list[bytes] = []
@@ -74,7 +76,7 @@ class RespConnection(asyncio.Protocol):
         """Send one command (with whatever else this turn of the loop sends) and await its
         reply; a server error reply raises `ResponseError`, a lost connection
         `ConnectionError`."""
-        if self._transport is None:
+        if not self._ready:
             await self._connect()
         return await self._send(hiredis.pack_command(args))
 
@@ -123,6 +125,7 @@ class RespConnection(asyncio.Protocol):
                 raise error from exc
             finally:
                 self._connecting = None
+            self._ready = self._transport is not None  # (it may have dropped already)
             connecting.set_result(None)
             return
         await asyncio.shield(self._connecting)
@@ -164,6 +167,7 @@ class RespConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._ready = False
         self._out.clear()
         waiters, self._waiters = self._waiters, deque()
         for fut in waiters:
@@ -201,7 +205,7 @@ class RespSubscriber(RespConnection):
     async def subscribe(self, channel: str) -> None:
         """Returns once Redis confirmed it: what is published after that arrives."""
         name = channel.encode()
-        if self._transport is None:
+        if not self._ready:
             await self._connect()
         self.channels.add(name)
         await self._request(b"SUBSCRIBE", [name])
@@ -268,7 +272,7 @@ class RespSubscriber(RespConnection):
         while not self._closed:
             await asyncio.sleep(backoff)
             try:
-                if self._transport is None:
+                if not self._ready:
                     await self._connect()
             except ConnectionError as exc:
                 log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)

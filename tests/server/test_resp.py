@@ -50,6 +50,17 @@ async def test_commands_sent_together_get_their_own_replies_in_order(
     assert client.get("n") == b"500"  # the database of the URL
 
 
+async def test_commands_asked_while_connecting_wait_until_the_database_is_selected(
+    conn: RespConnection, db: tuple[str, redis.Redis]
+) -> None:
+    asked = []
+    for _ in range(30):  # one each turn of the loop while the connection opens
+        asked.append(asyncio.ensure_future(conn.execute("INCR", "early")))
+        await asyncio.sleep(0)
+    await asyncio.gather(*asked)
+    assert db[1].get("early") == b"30"
+
+
 async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: RespConnection) -> None:
     await conn.execute("SET", "s", "text")
     results = await asyncio.gather(

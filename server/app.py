@@ -38,6 +38,7 @@ from .connection import Connection, RawSocket
 from .housebots import HouseBot
 from .hub import Hub
 from .metrics import Registry
+from .rawreader import RawReader
 from .session import Services, Settings, games_info
 from .tokens import TokenSigner
 
@@ -339,6 +340,7 @@ async def websocket(ws: WebSocket) -> None:
         raw=RawSocket.of(ws.scope.get(RAW_SEND)),
     )
     server.connections.add(conn)
+    reader = RawReader.install(ws.scope.get(RAW_SEND)) if conn.raw else None
 
     async def send(frame: bytes | str) -> None:
         if isinstance(frame, bytes):
@@ -347,12 +349,20 @@ async def websocket(ws: WebSocket) -> None:
             await ws.send_text(frame)
 
     async def close(code: int, reason: str) -> None:
-        await ws.close(code, reason)
+        try:
+            await ws.close(code, reason)
+        finally:
+            if reader is not None:
+                reader.release()
 
     conn.attach(send, close)
     conn.welcome(f"dicehall/{__version__}")
     conn.start_timeouts()
     try:
+        if reader is not None:  # the fast path until uvicorn reads everything again
+            while (frame := await reader.receive()) is not None:
+                if not conn.closing:
+                    await conn.receive(frame)
         while True:
             message = await ws.receive()
             if message["type"] == "websocket.disconnect":

@@ -11,6 +11,7 @@ closed window, its events, the next window; and the reply that caused them) leav
 write, framed here, instead of one trip through Starlette, uvicorn and `websockets` and
 one system call per message. While the transport is paused (the client reads slowly) the
 writer task waits for it as before, so the queue bound and close 4003 are unchanged.
+Client frames come in by a shortcut too (server/rawreader.py, `RawReader`).
 """
 
 from __future__ import annotations
@@ -277,6 +278,11 @@ class Connection:
             self._apply(item)
         if self._closing is None:
             self.start_timeouts()
+
+    @property
+    def raw(self) -> bool:
+        """Whether frames go straight to the socket (`RawSocket`): replies, and reads."""
+        return self._raw is not None
 
     @property
     def closing(self) -> bool:

@@ -403,6 +403,19 @@ class RoomCore:
             and all(s.left for s in self.seats if s.kind == "human")
         )
 
+    def closable(self, now: float, idle_seconds: float, over_seconds: float) -> bool:
+        """Nobody is in the room and it has been quiet long enough: `idle_seconds`, or
+        `over_seconds` once the game is over, or no time at all once it is `deserted`.
+
+        Nobody: no connected person in a seat, no spectator. House bots do not count: they
+        never leave by themselves, and they go with the room."""
+        if self.spectators > 0 or any(s.kind == "human" and s.connected for s in self.seats):
+            return False
+        if self.deserted:
+            return True
+        limit = over_seconds if self.status == "over" else idle_seconds
+        return now - self.last_activity > limit
+
     def spectate(self, delta: int) -> None:
         self.spectators = max(0, self.spectators + delta)
 

@@ -55,7 +55,7 @@ from ..qwirkle.board import (
     tile_json,
     unpack,
 )
-from ..qwirkle.moves import Move, Placed, anchors, openings, placements
+from ..qwirkle.moves import Move, Placed, anchors, fill_line, openings, placements
 from .base import Bot, register
 from .greedy import qwirkle_match
 from .views import qwirkle_board, qwirkle_hand
@@ -691,7 +691,8 @@ def _walk(
                 for q in empty:
                     points += perp_points.get(q, 0)
                 if out is not None:
-                    _fill_all(empty, [fit.get(q, codes) for q in empty], cm, sm, n, points, out)
+                    options = [fit.get(q, codes) for q in empty]
+                    fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
                 elif points > best:
                     chosen = _assign([fit.get(q, codes) for q in empty], cm, sm, n)
                     if chosen is not None:
@@ -702,38 +703,6 @@ def _walk(
                             )
                             found[:] = [(points, tiles)]
     return best
-
-
-def _fill_all(
-    empty: list[int],
-    options: list[list[int]],
-    cm: int,
-    sm: int,
-    n: int,
-    points: int,
-    out: list[Move],
-) -> None:
-    """Every assignment of distinct tiles from `options` to the cells `empty` of one line
-    that completes it (rules/qwirkle/moves.py `_fill`)."""
-    where = [unpack(q) for q in empty]
-    k = len(where)
-    chosen = [0] * k
-    line_n = LINE_N
-
-    def rec(i: int, cm: int, sm: int, n: int) -> None:
-        n += 1
-        for t in options[i]:
-            c2 = cm | CBIT[t]
-            s2 = sm | SBIT[t]
-            if line_n[c2 << 6 | s2] != n:
-                continue
-            chosen[i] = t
-            if i == k - 1:
-                out.append((points, tuple((*where[j], chosen[j]) for j in range(k))))
-            else:
-                rec(i + 1, c2, s2, n)
-
-    rec(0, cm, sm, n)
 
 
 def _assign(options: list[list[int]], cm: int, sm: int, n: int) -> list[int] | None:

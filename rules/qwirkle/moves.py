@@ -255,10 +255,10 @@ def _lines(
                                 x1, y1 = unpack(q1)
                                 out.append((points, ((x0, y0, t0), (x1, y1, t1))))
                 else:
-                    _fill([unpack(q) for q in empty], options, cm, sm, n, points, out)
+                    fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
 
 
-def _fill(
+def fill_line(
     where: list[tuple[int, int]],
     options: list[list[int]],
     cm: int,
@@ -267,7 +267,8 @@ def _fill(
     points: int,
     out: list[Move],
 ) -> None:
-    """Every assignment of distinct hand tiles to the empty cells `where` of one line."""
+    """Every assignment of distinct hand tiles to the empty cells `where` of one line
+    (`options[i]`: the tiles that may go in `where[i]`), each with `points`, onto `out`."""
     k = len(where)
     chosen = [0] * k
     line_n = LINE_N

@@ -170,20 +170,10 @@ class MemoryBackend(Backend):
             await self.reap()
 
     async def reap(self) -> None:
-        """Close rooms nobody is in that have been quiet for `idle_seconds` (finished
-        ones: `over_seconds`).
-
-        Nobody: no connected person in a seat, no spectator. House bots are hub members
-        too, but they never leave by themselves, so they do not count (they go with it).
-        """
+        """Close the rooms nobody is in that were quiet long enough (`RoomCore.closable`)."""
         now = self._clock()
         for room_id, actor in list(self._actors.items()):
-            core = actor.core
-            humans_here = any(s.kind == "human" and s.connected for s in core.seats)
-            watched = core.spectators > 0
-            quiet = now - core.last_activity
-            limit = self.over_seconds if core.status == "over" else self.idle_seconds
-            if not humans_here and not watched and quiet > limit:
+            if actor.core.closable(now, self.idle_seconds, self.over_seconds):
                 await self._close(room_id, actor)
 
     async def _close_deserted(self, room_id: str) -> None:

@@ -645,16 +645,9 @@ class RedisBackend(Backend):
         `over_seconds`, or at the next scan once everyone left it): its lease, logs and
         snapshot go; a finished game's record stays."""
         actor = self._actors.get(room)
-        if actor is None:
+        if actor is None or self._interest.get(room, 0) > 0:
             return
-        core = actor.core
-        if any(s.kind == "human" and s.connected for s in core.seats) or core.spectators > 0:
-            return
-        if core.deserted:
-            limit = 0.0  # over, and every person left it: nobody comes back to it
-        else:
-            limit = self.over_seconds if core.status == "over" else self.idle_seconds
-        if self._interest.get(room, 0) > 0 or time.time() - core.last_activity < limit:
+        if not actor.core.closable(time.time(), self.idle_seconds, self.over_seconds):
             return
         await self.redis.hdel(LOBBY, room)  # first: no other process takes it over now
         await self._give_up(room, release=True)

@@ -101,6 +101,11 @@ class ConnectionLost(ClientError):
     before deciding again."""
 
 
+class _Unsent(ConnectionLost):
+    """The link was already down when this request was to be written: it never left, so
+    `request` sends it again on the next link instead of raising."""
+
+
 class RequestTimeout(ClientError):
     """No reply within the request's time-out."""
 
@@ -414,20 +419,24 @@ class Client:
         """Send `message` (its `id` is replaced) and return the typed result of its reply.
 
         Raises the catalogue's `ProtocolError` subclass for an error reply, `ConnectionLost`
-        if the socket dropped first, `RequestTimeout`, or `ClientClosed`. While the client
-        reconnects, a new request waits for the connection to be back.
+        if the socket dropped after the request left, `RequestTimeout`, or `ClientClosed`.
+        A request that finds the connection down (even before the client has noticed)
+        waits for the reconnect and goes out then.
         """
         wait = self.request_timeout if isinstance(timeout, EllipsisType) else timeout
-        for attempt in range(_RATE_LIMIT_RETRIES + 1):
+        attempt = 0
+        while True:
             link = await self._usable_link()
             try:
                 return await self._call(link, message, wait)
+            except _Unsent:
+                continue  # the reader has not noticed the drop yet; wait for the next link
             except E.RateLimitedError:
                 link.pacer.refused()
                 self.rate_limited += 1
                 if attempt == _RATE_LIMIT_RETRIES:
                     raise
-        raise AssertionError("unreachable")
+                attempt += 1
 
     async def _typed(self, message: C.Request, kind: type[ResultT]) -> ResultT:
         result = await self.request(message)
@@ -636,7 +645,7 @@ class Client:
         async with link.send_lock:  # ids must reach the socket in the order they are given
             await link.pacer.take()
             if link.closed:
-                raise ConnectionLost(f"the connection to {link.url} dropped")
+                raise _Unsent(f"the connection to {link.url} dropped")
             numbered, frame = link.conn.request(message)
             fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
             link.waiters[numbered.id] = fut
@@ -644,7 +653,10 @@ class Client:
                 await link.ws.send(frame)
             except ConnectionClosed:
                 link.waiters.pop(numbered.id, None)
-                raise ConnectionLost(f"the connection to {link.url} dropped") from None
+                link.closed = True
+                if self._link is link:
+                    self._ready.clear()
+                raise _Unsent(f"the connection to {link.url} dropped") from None
         try:
             response = await asyncio.wait_for(fut, timeout)
         except TimeoutError:

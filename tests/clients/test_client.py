@@ -196,6 +196,26 @@ async def test_request_in_flight_at_a_drop_fails_and_is_not_resent(server: Serve
         assert [m.text for m in seen if isinstance(m, Chat)] == ["surely"]
 
 
+async def test_request_after_a_drop_the_client_has_not_noticed_waits_for_the_reconnect(
+    server: ServerProcess,
+) -> None:
+    """The socket is closed but the reader has not run yet: the request never left, so it
+    goes out on the next connection instead of failing."""
+    async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
+        info = await client.create("qwixx", 2, public=False)
+        await client.join(info.room)
+        await until(client, lambda m: isinstance(m, Snapshot))
+        link = client._link
+        assert link is not None
+        link.ws.transport.abort()
+        await asyncio.sleep(0)  # the socket is closed now; the reader runs at the next step
+        assert not link.closed, "the reader must not have seen the drop yet"
+        seq = await client.chat(info.room, "after the drop")
+        assert client.reconnects == 1
+        seen = await until(client, lambda m: isinstance(m, Chat) and m.seq == seq)
+        assert [m.text for m in seen if isinstance(m, Chat)] == ["after the drop"]
+
+
 async def test_first_url_refused_the_next_one_is_used(server: ServerProcess) -> None:
     dead = f"ws://127.0.0.1:{free_port()}/ws"
     async with Client([dead, server.ws]) as client:

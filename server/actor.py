@@ -26,7 +26,11 @@ log = logging.getLogger("dicehall.room")
 
 _STOP = object()
 
-Commit = Callable[[RoomCore, list[Outgoing]], Awaitable[None]]
+Rider = Callable[[Any], object]
+"""Turns a command's result into something its commit carries along (the Redis backend:
+the reply to a forwarded command, published by the same script as the room's messages)."""
+Commit = Callable[[RoomCore, list[Outgoing], object], Awaitable[None]]
+"""(core, messages, what a rider made of the command's result, or None)"""
 CommitNow = Callable[[RoomCore, list[Outgoing]], None]
 BotSpawner = Callable[[str, int, str], None]
 
@@ -83,20 +87,25 @@ class RoomActor:
         inbox, self._inbox = self._inbox, []
         for item in inbox:
             if item is not _STOP:
-                _, fut = item
+                fut = item[1]
                 if fut is not None and not fut.done():
                     fut.cancel()
 
-    async def call(self, cmd: Command) -> Any:
-        if self._commit_now is not None and not self._queued and not self._stopped:
+    async def call(self, cmd: Command, rider: Rider | None = None) -> Any:
+        if (
+            self._commit_now is not None
+            and rider is None
+            and not self._queued
+            and not self._stopped
+        ):
             result = self._run_now(cmd, self._commit_now)
             await asyncio.sleep(0)
             return result
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._put((cmd, fut))
+        self._put((cmd, fut, rider))
         return await fut
 
-    def _put(self, item: tuple[Command, asyncio.Future[Any] | None]) -> None:
+    def _put(self, item: tuple[Command, asyncio.Future[Any] | None, Rider | None]) -> None:
         self._queued += 1
         self._push(item)
 
@@ -131,9 +140,9 @@ class RoomActor:
             item = self._inbox.pop(0)
             if item is _STOP:
                 return
-            cmd, fut = item
+            cmd, fut, rider = item
             try:
-                await self._step(cmd, fut)
+                await self._step(cmd, fut, rider)
             except asyncio.CancelledError:
                 if fut is not None and not fut.done():
                     fut.cancel()
@@ -145,7 +154,9 @@ class RoomActor:
             finally:
                 self._queued -= 1
 
-    async def _step(self, cmd: Command, fut: asyncio.Future[Any] | None) -> None:
+    async def _step(
+        self, cmd: Command, fut: asyncio.Future[Any] | None, rider: Rider | None
+    ) -> None:
         try:
             result, out = execute(self.core, cmd, time.time())
         except ProtocolError as exc:
@@ -155,7 +166,7 @@ class RoomActor:
         if isinstance(cmd, ExpireCmd) and out:
             self.windows_expired += 1
         if out:
-            await self._commit(self.core, out)
+            await self._commit(self.core, out, None if rider is None else rider(result))
         if fut is not None and not fut.done():
             fut.set_result(result)
         self._after(cmd, result)
@@ -182,4 +193,4 @@ class RoomActor:
     def _expire(self) -> None:
         self._timer = None
         self._armed = None
-        self._put((ExpireCmd(), None))
+        self._put((ExpireCmd(), None, None))

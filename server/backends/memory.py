@@ -102,7 +102,7 @@ class MemoryBackend(Backend):
         actor.start()
         return core.info()
 
-    async def _commit(self, core: RoomCore, out: list[Outgoing]) -> None:
+    async def _commit(self, core: RoomCore, out: list[Outgoing], _rider: object) -> None:
         self._commit_now(core, out)
 
     def _commit_now(self, core: RoomCore, out: list[Outgoing]) -> None:

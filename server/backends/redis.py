@@ -8,11 +8,12 @@
   each second until answered (the owner runs each one once) and reads the key if the
   published answer went missing. A command that may have run on an owner that is gone is
   failed (`unavailable`), never run twice; reads are simply asked again.
-- After each command the owner *commits*: it appends the room's new messages to a stream
-  (the durable log) and writes the room's snapshot, and only then publishes them on the
-  room's event channel and answers. Each process subscribes once per room it has members
-  in and fans out locally. Pub/sub is the fast path; the stream is the truth: a process
-  that sees a gap in a room's seq fills it from the stream.
+- After each command the owner *commits*: one script appends the room's new messages to a
+  stream (the durable log) and writes the room's snapshot, and only then publishes them on
+  the room's event channel and the reply to the forwarded command that made them. Each
+  process subscribes once per room it has members in and does not own (the owner delivers
+  its own commits), and fans out locally. Pub/sub is the fast path; the stream is the
+  truth: a process that sees a gap in a room's seq fills it from the stream.
 - When an owner dies its lease expires; every process scans for rooms without a lease and
   one of them takes the room over from its snapshot and the stream's tail.
 - Commits are fenced: one script checks the lease and the log's last seq and writes the
@@ -51,7 +52,7 @@ from protocol.subprotocols import Encoding
 from rules import get_game
 
 from .. import snapshot
-from ..actor import BotSpawner, RoomActor
+from ..actor import BotSpawner, Rider, RoomActor
 from ..commands import (
     RESULTS,
     Command,
@@ -93,15 +94,17 @@ _RELEASE = Script("""
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """)
-# KEYS: lease, log, snapshot, record, record log. ARGV: owner, lease ms, log length,
-# snapshot, record ('' for none), record ttl s, rewrite ('1': the entries replace the log
-# and the record log), the room's seq, publish command, event channel, payload ('' for
-# none: nothing is published), the record log's length as written before, its new bytes,
-# then seq/entry pairs in order. -> 0 fenced: another process runs the room (its lease, or
-# a log past this room's seq); 2 a log is behind the room (Redis lost it): write again with
-# rewrite; 1 written, lease held or taken back, and only then the payload published: what
-# subscribers see is always committed, and one round trip does it all. Every check comes
-# before the first write: a script that returns early has changed nothing.
+# KEYS: lease, log, snapshot, record, record log[, reply]. ARGV: owner, lease ms, log
+# length, snapshot, record ('' for none), record ttl s, rewrite ('1': the entries replace
+# the log and the record log), the room's seq, publish command, event channel, payload (''
+# for none: nothing is published), the record log's length as written before, its new
+# bytes, the reply to the forwarded command that made these messages ('' for none), its
+# time to live in ms, its channel, then seq/entry pairs in order. -> 0 fenced: another
+# process runs the room (its lease, or a log past this room's seq); 2 a log is behind the
+# room (Redis lost it): write again with rewrite; 1 written, lease held or taken back, and
+# only then the payload published, then the reply kept and published: what subscribers see
+# is always committed, and one round trip does it all. Every check comes before the first
+# write: a script that returns early has changed nothing.
 _COMMIT = Script("""
 local owner = redis.call('get', KEYS[1])
 if owner and owner ~= ARGV[1] then return 0 end
@@ -116,7 +119,7 @@ if ARGV[7] == '1' then
   last = 0
 else
   local first = seq + 1
-  if #ARGV >= 14 then first = tonumber(ARGV[14]) end
+  if #ARGV >= 17 then first = tonumber(ARGV[17]) end
   if last < first - 1 then return 2 end
   if done > 0 and redis.call('strlen', KEYS[5]) ~= done then return 2 end
 end
@@ -126,7 +129,7 @@ if ARGV[7] == '1' or done == 0 then
 elseif ARGV[13] ~= '' then
   redis.call('append', KEYS[5], ARGV[13])
 end
-for i = 14, #ARGV, 2 do
+for i = 17, #ARGV, 2 do
   if tonumber(ARGV[i]) > last then
     redis.call('xadd', KEYS[2], 'MAXLEN', '~', ARGV[3], ARGV[i] .. '-1', 'm', ARGV[i + 1])
   end
@@ -134,6 +137,10 @@ end
 redis.call('set', KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('set', KEYS[4], ARGV[5], 'EX', ARGV[6]) end
 if ARGV[11] ~= '' then redis.call(ARGV[9], ARGV[10], ARGV[11]) end
+if ARGV[14] ~= '' then
+  redis.call('set', KEYS[6], ARGV[14], 'PX', ARGV[15])
+  redis.call(ARGV[9], ARGV[16], ARGV[14])
+end
 return 1
 """)
 
@@ -225,6 +232,14 @@ class _Gone(Exception):
     """The owner a command was sent to lost the room (or never answered): it may have run."""
 
 
+class _Reply(msgspec.Struct):
+    """A forwarded command's reply that rides with the commit its command made."""
+
+    key: str
+    channel: str
+    data: bytes
+
+
 class RedisBackend(Backend):
     def __init__(
         self,
@@ -252,6 +267,8 @@ class RedisBackend(Backend):
         """As in the memory backend: a finished game nobody is in closes sooner."""
         self.proc = proc or secrets.token_hex(6)
         self._replies = reply_channel(self.proc).encode()
+        self._reply_ms = 2 * lease_ms + 5000
+        """How long a reply is kept for an asker whose pub/sub connection missed it."""
         self._own_events = _ENC.encode({"from": self.proc, "out": []})[:-1]
         """How this process's event messages begin (msgspec keeps a map's order)."""
         self.redis: Any = None
@@ -264,7 +281,8 @@ class RedisBackend(Backend):
         self._writing: dict[str, asyncio.Lock] = {}
         """One writer per room at a time: the actor's commits, lease upkeep, resyncs."""
         self._interest: dict[str, int] = {}
-        """Local members per room: the event channel is subscribed while this is > 0."""
+        """Local members per room: the event channel is subscribed while this is > 0 and
+        the room is run by another process."""
         self._channels: set[str] = set()
         """Rooms whose event channel is subscribed."""
         self._last_seq: dict[str, int] = {}
@@ -375,7 +393,7 @@ class RedisBackend(Backend):
         room = name.split("{", 1)[1].split("}", 1)[0]
         if name.endswith(":ev"):
             if data.startswith(self._own_events):
-                return  # this process's own commit: delivered here already
+                return  # its own commit (the channel is being dropped): delivered already
             events = _EVENTS.decode(data)
             if room in self._owners:
                 self._owners[room] = events.sender.encode()
@@ -427,6 +445,7 @@ class RedisBackend(Backend):
         self._actors[core.id] = actor
         await self.link.subscribe(command_channel(core.id))
         actor.start()
+        await self._listen(core.id)  # the owner delivers its commits itself
         if self.spawn_bot is not None:
             for seat, s in enumerate(core.seats):
                 if s.kind == "bot" and s.bot is not None and core.status != "over":
@@ -447,6 +466,8 @@ class RedisBackend(Backend):
             await self.link.unsubscribe(command_channel(room))
             if release:
                 await self.link.script(_RELEASE, [lease_key(room)], [self.proc])
+        with contextlib.suppress(RedisError):
+            await self._listen(room)  # local members hear the room from its next owner
 
     def _lose(self, room: str, core: RoomCore) -> None:
         """Another process runs `room` now: stop `core` at once, run nothing more of it.
@@ -472,6 +493,8 @@ class RedisBackend(Backend):
             self._record_written.pop(room, None)
             with contextlib.suppress(RedisError):
                 await self.link.unsubscribe(command_channel(room))
+            with contextlib.suppress(RedisError):
+                await self._listen(room)
 
     async def _take_over(self, room: str) -> bool:
         """Own a room whose lease lapsed: its snapshot plus the stream's tail."""
@@ -506,14 +529,16 @@ class RedisBackend(Backend):
         await self._own(core)
         return True
 
-    async def _commit(self, core: RoomCore, out: list[Outgoing]) -> None:
-        """Durable first, visible second: persist, publish, then deliver locally."""
+    async def _commit(self, core: RoomCore, out: list[Outgoing], reply: object) -> None:
+        """Durable first, visible second: persist, publish (and answer the forwarded
+        command that made `out`, if `reply`), then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
         entries = [(o.seq, pack_outgoing(o)) for o in out]
         payload = _ENC.encode({"from": self.proc, "out": [msgspec.Raw(e) for _, e in entries]})
         try:
-            await self._persist(core, entries, payload)
+            rider = reply if isinstance(reply, _Reply) else None
+            await self._persist(core, entries, payload, rider)
         except _Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run, see `_local`) before it runs anything else.
@@ -524,10 +549,15 @@ class RedisBackend(Backend):
         self.hub.deliver(core.id, out)
 
     async def _persist(
-        self, core: RoomCore, entries: list[tuple[int, bytes]], payload: bytes = b""
+        self,
+        core: RoomCore,
+        entries: list[tuple[int, bytes]],
+        payload: bytes = b"",
+        reply: _Reply | None = None,
     ) -> None:
         """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
-        `payload` (the messages for other processes) is published once they are written.
+        `payload` (the messages for other processes) is published once they are written,
+        and `reply` after it.
 
         Raises `_Fenced` when another process runs the room now."""
         backoff = 0.05
@@ -535,12 +565,12 @@ class RedisBackend(Backend):
         while True:
             try:
                 async with lock:
-                    status = await self._write(core, entries, payload, rewrite=False)
+                    status = await self._write(core, entries, payload, reply, rewrite=False)
                     if status == 2:  # Redis lost the room's log: write the room back whole
                         log.warning("room %s: Redis lost its log; writing it back", core.id)
                         self._lobby.pop(core.id, None)
                         whole = [(o.seq, pack_outgoing(o)) for o in core.log]
-                        status = await self._write(core, whole, payload, rewrite=True)
+                        status = await self._write(core, whole, payload, reply, rewrite=True)
                         if self._secret is not None:
                             await self.redis.set(SECRET, self._secret, nx=True)
                 if status == 0:
@@ -564,7 +594,12 @@ class RedisBackend(Backend):
         self._lobby[core.id] = entry
 
     async def _write(
-        self, core: RoomCore, entries: list[tuple[int, bytes]], payload: bytes, rewrite: bool
+        self,
+        core: RoomCore,
+        entries: list[tuple[int, bytes]],
+        payload: bytes,
+        reply: _Reply | None,
+        rewrite: bool,
     ) -> int:
         """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
         record = b""
@@ -587,12 +622,18 @@ class RedisBackend(Backend):
             payload,
             done,
             bytes(record_log[done:]),
+            b"" if reply is None else reply.data,
+            self._reply_ms,
+            "" if reply is None else reply.channel,
         ]
         for seq, entry in entries:
             args += [seq, entry]
         room = core.id
         keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
-        status: int = await self.link.script(_COMMIT, [*keys, record_log_key(room)], args)
+        keys.append(record_log_key(room))
+        if reply is not None:
+            keys.append(reply.key)
+        status: int = await self.link.script(_COMMIT, keys, args)
         if status == 1:
             self._record_written[room] = size
         return status
@@ -691,9 +732,9 @@ class RedisBackend(Backend):
                 self._synced(room, result.seq)
             return result
 
-    async def _local(self, actor: RoomActor, cmd: Command) -> Any:
+    async def _local(self, actor: RoomActor, cmd: Command, rider: Rider | None = None) -> Any:
         try:
-            return await actor.call(cmd)
+            return await actor.call(cmd, rider)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -777,22 +818,33 @@ class RedisBackend(Backend):
                     await self._publish(command_channel(room), payload)
 
     async def _serve_command(self, room: str, data: Any) -> None:
-        key = (data["from"], data["rid"])
+        to, rid = data["from"], data["rid"]
+        key = (to, rid)
         if key in self._served:
             done = self._served[key]
             if done is not None:
-                await self._send_reply(data["from"], data["rid"], done)
+                await self._send_reply(to, rid, done)
             return
         self._served[key] = None
         while len(self._served) > 1000:
             self._served.popitem(last=False)
-        reply: dict[str, Any] = {"rid": data["rid"]}
+        reply: dict[str, Any] = {"rid": rid}
+        rode = False
+
+        def ride(result: Any) -> _Reply:
+            """A command that commits is answered by its commit's script: one round trip."""
+            nonlocal rode
+            rode = True
+            data = _ENC.encode({"rid": rid, "result": result, "ok": True})
+            return _Reply(reply_key(to, rid), reply_channel(to), data)
+
         try:
             cmd = msgspec.convert(data["cmd"], CommandType)
             actor = self._actors.get(room)
             if actor is None:
                 raise _Retry
-            reply["result"] = await self._local(actor, cmd)
+            # (a cluster keeps the reply's key on the asker's shard, not the room's)
+            reply["result"] = await self._local(actor, cmd, None if self.cluster else ride)
             reply["ok"] = True
         except _Retry:
             reply["ok"] = False
@@ -806,12 +858,13 @@ class RedisBackend(Backend):
             reply["error"] = {"code": E.InternalError.code, "message": str(exc), "rule": None}
         if key in self._served:
             self._served[key] = reply
-        await self._send_reply(data["from"], data["rid"], reply)
+        if not (rode and reply["ok"]):
+            await self._send_reply(to, rid, reply)
 
     async def _send_reply(self, to: str, rid: int, reply: dict[str, Any]) -> None:
         """Kept in a key (retried while Redis is away, as long as the asker waits) and
         published: the asker reads the key if the publish does not reach it."""
-        keep = 2 * self.lease_ms + 5000
+        keep = self._reply_ms
         give_up = time.monotonic() + keep / 1000
         backoff = 0.05
         data = _ENC.encode(reply)
@@ -828,12 +881,10 @@ class RedisBackend(Backend):
     # --- events for local members -----------------------------------------------------
 
     async def subscribe(self, room: str) -> None:
-        """Returns once the event channel is subscribed (also for the second member in)."""
+        """Returns once the room's messages reach this process (also for the second member
+        in): from its own commits if it owns the room, else on the event channel."""
         self._interest[room] = self._interest.get(room, 0) + 1
-        async with self._sub_lock:
-            if room in self._interest and room not in self._channels:
-                await self.link.subscribe(event_channel(room))
-                self._channels.add(room)
+        await self._listen(room)
 
     def unsubscribe(self, room: str) -> None:
         n = self._interest.get(room, 0) - 1
@@ -843,14 +894,25 @@ class RedisBackend(Backend):
         self._interest.pop(room, None)
         self._last_seq.pop(room, None)
         self._owners.pop(room, None)
-        self._spawn(self._drop_channel(room))
+        self._spawn(self._listen(room))
 
-    async def _drop_channel(self, room: str) -> None:
+    async def _listen(self, room: str) -> None:
+        """Subscribe the room's event channel exactly while members are here and another
+        process runs the room. Subscribing again after the room left this process, read
+        what its next owner committed before the subscription from the stream."""
         async with self._sub_lock:
-            if room not in self._interest and room in self._channels:
+            wanted = room in self._interest and room not in self._actors
+            if wanted == (room in self._channels):
+                return
+            if wanted:
+                self._channels.add(room)  # (the link subscribes it again after an outage)
+                await self.link.subscribe(event_channel(room))
+            else:
                 self._channels.discard(room)
                 with contextlib.suppress(RedisError):
                     await self.link.unsubscribe(event_channel(room))
+                return
+        await self._fill_gap(room, None)
 
     def _receive_events(self, room: str, out: list[Outgoing]) -> None:
         """Deliver at once what follows the last seq seen here; after a gap, first fill it

@@ -95,7 +95,7 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     def commit(core: RoomCore, out: list[Outgoing]) -> None:
         said.extend(o.message.text for o in out if isinstance(o.message, Chat))
 
-    async def commit_later(core: RoomCore, out: list[Outgoing]) -> None:
+    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object) -> None:
         commit(core, out)
 
     actor = RoomActor(core, commit_later, commit_now=commit)
@@ -103,7 +103,7 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     try:
         await actor.call(ChatCmd(seat=None, sender="a", text="alone"))
         assert said == ["alone"]
-        actor._put((ChatCmd(seat=None, sender="a", text="queued first"), None))
+        actor._put((ChatCmd(seat=None, sender="a", text="queued first"), None, None))
         await actor.call(ChatCmd(seat=None, sender="a", text="then me"))
         assert said == ["alone", "queued first", "then me"]
         await actor.call(ChatCmd(seat=None, sender="a", text="idle again"))
@@ -117,7 +117,7 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     cores = [RoomCore(f"r{i}", game, game.resolve_options(), 2, 30) for i in range(200)]
     gate = asyncio.Event()
 
-    async def commit(core: RoomCore, out: list[Outgoing]) -> None:
+    async def commit(core: RoomCore, out: list[Outgoing], rider: object) -> None:
         await gate.wait()
 
     tracemalloc.start()

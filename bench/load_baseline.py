@@ -102,7 +102,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--warmup", type=float, default=5.0)
     p.add_argument("--think", type=float, default=0.75)
-    p.add_argument("--policy", choices=["legal", "pass"], default="legal")
+    p.add_argument("--policy", choices=["legal", "legal-view", "pass"], default="legal")
     p.add_argument("--procs", type=int, default=1)
     p.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
     p.add_argument("--turn-window", type=int, default=10)

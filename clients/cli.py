@@ -354,9 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--policy",
-        choices=["legal", "pass"],
+        choices=["legal", "legal-view", "pass"],
         default="legal",
-        help="legal: ask `legal` and pick a random action; pass: answer pass when allowed",
+        help="legal: ask `legal` for the actions alone and pick one at random; legal-view: "
+        "the same with the seat's view in each reply; pass: answer pass when allowed",
     )
     s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
     s.add_argument("--server-pid", type=int, action="append", help="sample this server process")

@@ -242,7 +242,9 @@ class Client:
     MessagePack (default) or JSON. `tokens` (room -> seat token) takes seats back that an
     earlier process held. `backoff` is the first reconnect delay and its cap (seconds);
     reconnecting gives up after `reconnect_timeout` seconds. `request_timeout` bounds the
-    wait for each reply (None: wait as long as the connection lives).
+    wait for each reply (None: wait as long as the connection lives). `features`: the
+    optional protocol features to ask for in every `hello` (docs/protocol.md); those the
+    server turned on are in `hello.features`.
     """
 
     def __init__(
@@ -259,8 +261,10 @@ class Client:
         open_timeout: float = 10.0,
         request_timeout: float | None = 30.0,
         limits: ReaderLimits | None = None,
+        features: Sequence[str] = (),
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
+        self.features = list(features)
         if not self.urls:
             raise ValueError("give at least one server URL")
         self.name = name
@@ -503,8 +507,9 @@ class Client:
         req = C.AddBots(id=0, room=room, kind=kind, count=count)
         return (await self._typed(req, R.AddBotsResult)).seats
 
-    async def legal(self, room: str) -> R.LegalResult:
-        return await self._typed(C.Legal(id=0, room=room), R.LegalResult)
+    async def legal(self, room: str, *, view: bool = True) -> R.LegalResult:
+        """`view=False` needs the feature `legal_without_view` (then `view` is None)."""
+        return await self._typed(C.Legal(id=0, room=room, view=view), R.LegalResult)
 
     async def act(
         self, room: str, action: Mapping[str, Any] | Action, window: int | None = None
@@ -584,6 +589,7 @@ class Client:
                 client=self.program,
                 name=self.name,
                 tokens=[self._tokens[r] for r in rooms],
+                features=self.features,
             )
             result = await self._call(link, hello, self.open_timeout)
             assert isinstance(result, R.HelloResult)

@@ -96,6 +96,10 @@ class LegalResult(msgspec.Struct):
     actions: list[msgspec.Raw] = []
 
 
+class HelloResult(msgspec.Struct):
+    features: list[str] = []
+
+
 class PingResult(msgspec.Struct):
     time: int
 

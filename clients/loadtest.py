@@ -9,9 +9,12 @@ Shape of a run:
    cost of an idle connection.
 2. On `play`, every table's host creates a private room with `autostart`, every seat
    joins, and the bots answer each turn window after a think time drawn uniformly from
-   [0, --think] seconds (policy `legal`: ask `legal`, pick a random action; policy `pass`:
-   answer `pass` without asking when the window allows it). When a game ends, the seats
-   leave and the next seat of the table hosts a new room: the tables play until the end.
+   [0, --think] seconds (policy `legal`: ask `legal` for the actions alone, with the
+   `legal_without_view` feature when the server offers it, and pick one at random; policy
+   `legal-view`: the same with the seat's view in every reply, as a bot that reads it
+   asks; policy `pass`: answer `pass` without asking when the window allows it). When a
+   game ends, the seats leave and the next seat of the table hosts a new room: the tables
+   play until the end.
 3. Every second each worker sends what it saw in that second (latency histograms,
    counts, errors); the coordinator merges them, samples the server's CPU and RSS
    (/proc for a local server, /metrics otherwise), and prints a progress line.
@@ -51,6 +54,7 @@ from .loadclient import (
     ActorHead,
     Codec,
     CreateResult,
+    HelloResult,
     Incoming,
     LegalResult,
     PingResult,
@@ -59,6 +63,9 @@ from .loadclient import (
 )
 
 PROGRAM = "dicehall-loadtest/0.1"
+
+LEAN_LEGAL = "legal_without_view"
+"""The feature that lets a bot that needs no view ask `legal` for the actions alone."""
 
 ROLLS = frozenset({"roll", "rolled"})
 """Event types of a dice roll (Qwinto and Yamb say `roll`, Qwixx `rolled`)."""
@@ -240,6 +247,8 @@ class Seat:
         self._goodbye: int | None = None
         self.last_seq: int | None = None
         """The room's last seq seen (from the join's snapshot on): a jump is an error."""
+        self.lean = False
+        """`legal_without_view` is on: `legal` is asked without the view."""
 
     # --- Sink --------------------------------------------------------------------------
 
@@ -356,7 +365,10 @@ class Seat:
                 return
             self._act_at(due_us, window, self.worker.rng.choice(legal.actions))
 
-        self.request("legal", {"room": room}, chosen)
+        body: dict[str, Any] = {"room": room}
+        if self.lean:
+            body["view"] = False
+        self.request("legal", body, chosen)
 
     def _act_at(self, due_us: int, window: int, action: Any) -> None:
         delay = (due_us - time.time_ns() // 1000) / 1e6
@@ -581,16 +593,22 @@ class Worker:
             self.server_name = welcome.server or "?"
             if "timestamps" not in (welcome.features or []):
                 self.current.errors["no-timestamps-feature"] += 1
+            features = ["timestamps"]
+            if self.cfg.policy == "legal":
+                features.append(LEAN_LEGAL)
             reply = await seat.call(
                 "hello",
                 {
                     "client": PROGRAM,
                     "name": f"bot{seat.table.number}.{seat.index}",
-                    "features": ["timestamps"],
+                    "features": features,
                 },
             )
             if not reply.ok:
                 raise LoadTestError("hello refused")
+            hello = self.codec.result(reply.result, HelloResult)
+            assert isinstance(hello, HelloResult)
+            seat.lean = LEAN_LEGAL in hello.features
 
     async def _measure_offset(self, seat: Seat) -> None:
         """Server clock minus ours, from the fastest of a few pings; 0 when within error."""

@@ -5,6 +5,9 @@
   `game_over`) carry `sent_us`, the server's clock (unix microseconds) when it fanned the
   message out; a client measures delivery latency with it. One stamp per message, shared
   by every member that asked, so a message is still encoded once per view and encoding.
+- `legal_without_view`: `legal` takes `view: false`, and its reply's `view` is then null.
+  The view is most of what `legal` costs to build and to send; a bot that keeps its own
+  picture of the game (or needs none: a random one) asks for the actions alone.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from __future__ import annotations
 from typing import Final
 
 TIMESTAMPS: Final = "timestamps"
+LEGAL_WITHOUT_VIEW: Final = "legal_without_view"
 
-SERVER_FEATURES: Final = (TIMESTAMPS,)
+SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW)
 """What a v1 server offers, in `welcome.features` order."""
 
 

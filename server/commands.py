@@ -91,6 +91,7 @@ class TokenCmd(Command, tag="token"):
 class LegalCmd(Command, tag="legal"):
     seat: int | None
     """None: a spectator (the public view, no actions)."""
+    view: bool = True
 
 
 class ExpireCmd(Command, tag="expire"):
@@ -135,7 +136,7 @@ RESULTS: dict[type[Command], Any] = {
     WatchCmd: None,
     PresenceCmd: None,
     TokenCmd: bool,
-    LegalCmd: tuple[int | None, list[dict[str, Any]], dict[str, Any]],
+    LegalCmd: tuple[int | None, list[dict[str, Any]], dict[str, Any] | None],
     ExpireCmd: None,
 }
 """The type of each command's result, so a forwarded result decodes to the same value."""
@@ -146,8 +147,8 @@ def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoin
     match cmd:
         case ActCmd(seat=seat, action=action, window=window):
             return None, core.act(seat, action, window, now)
-        case LegalCmd(seat=seat):
-            return core.legal(seat), []
+        case LegalCmd(seat=seat, view=view):
+            return core.legal(seat, view), []
         case ExpireCmd():
             return None, core.expire(now)
         case JoinCmd(name=name, seat=seat, nonce=nonce):

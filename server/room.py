@@ -607,16 +607,20 @@ class RoomCore:
             return None
         return self.log.messages(last_seq + 1 - first, seat)
 
-    def legal(self, seat: int | None) -> tuple[int | None, list[dict[str, Any]], dict[str, Any]]:
-        """The open window, the seat's legal actions and its view (also after the game)."""
+    def legal(
+        self, seat: int | None, view: bool = True
+    ) -> tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]:
+        """The open window, the seat's legal actions and its view (None if not `view`),
+        also after the game."""
         state = self.state
         if state is None:
             raise E.NotStartedError("the game has not started")
         if seat is not None:
             self._seat(seat)
+        seen = state.view(seat) if view else None
         if seat is None or self.status == "over":
-            return self.window_id, [], state.view(seat)
-        return self.window_id, state.legal_actions(seat), state.view(seat)
+            return self.window_id, [], seen
+        return self.window_id, state.legal_actions(seat), seen
 
     # --- helpers --------------------------------------------------------------------------
 

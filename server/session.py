@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import msgspec
 
 from protocol import errors as E
-from protocol.features import TIMESTAMPS, accept
+from protocol.features import LEGAL_WITHOUT_VIEW, TIMESTAMPS, accept
 from protocol.messages import client as C
 from protocol.messages import results as R
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -109,6 +109,8 @@ class Session:
         self.closed = False
         self.timestamps = False
         """The `timestamps` feature is on: live room messages carry `sent_us`."""
+        self.legal_without_view = False
+        """The `legal_without_view` feature is on: `legal` may say `view: false`."""
 
     # --- the hub's side ------------------------------------------------------------------
 
@@ -160,9 +162,13 @@ class Session:
                 await self.services.backend.call(req.room, act)
                 return R.Empty(), None
             case C.Legal():
+                if not req.view and not self.legal_without_view:
+                    raise E.InvalidMessageError(
+                        f"`view` in `legal` needs the feature `{LEGAL_WITHOUT_VIEW}`"
+                    )
                 viewer = None if req.room in self.watching else self._seat(req.room)
                 window, actions, view = await self.services.backend.call(
-                    req.room, LegalCmd(seat=viewer)
+                    req.room, LegalCmd(seat=viewer, view=req.view)
                 )
                 return R.LegalResult(window=window, actions=actions, view=view), None
             case C.Hello():
@@ -231,6 +237,7 @@ class Session:
                 rejected.append(i)
         features = accept(req.features)
         self.timestamps = TIMESTAMPS in features
+        self.legal_without_view = LEGAL_WITHOUT_VIEW in features
         return R.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
 
     async def _create(self, req: C.Create) -> R.CreateResult:

@@ -125,6 +125,8 @@ class Legal(Request, tag="legal", kw_only=True):
     """The legal actions of this connection's seat in `room` now, with its view."""
 
     room: RoomId
+    view: bool = True
+    """False (feature `legal_without_view` only): the reply's `view` is null."""
 
 
 class Resume(Request, tag="resume", kw_only=True):

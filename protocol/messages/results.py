@@ -90,11 +90,12 @@ class AddBotsResult(Result):
 
 class LegalResult(Result):
     """`actions`: every legal action of the seat now (empty when it may not act);
-    `window`: the open turn window they answer; `view`: the seat's view of the game."""
+    `window`: the open turn window they answer; `view`: the seat's view of the game (null
+    when the request said `view: false`)."""
 
     window: WindowId | None
     actions: list[JsonMap]
-    view: JsonMap
+    view: JsonMap | None
 
 
 class ResumeResult(Result):

@@ -71,6 +71,16 @@ async def test_handshake_requests_and_typed_room_messages(
         assert pong.echo is not None and pong.time > 0
 
 
+async def test_features_are_asked_for_in_every_hello(server: ServerProcess) -> None:
+    async with Client(server.ws, features=["legal_without_view", "telepathy"]) as client:
+        assert client.hello is not None and client.hello.features == ["legal_without_view"]
+        info = await client.create("yamb", 1, public=False)
+        await client.join(info.room)
+        await client.start(info.room)
+        bare, full = await client.legal(info.room, view=False), await client.legal(info.room)
+        assert bare.view is None and full.view is not None and bare.actions == full.actions
+
+
 async def test_error_replies_raise_the_catalogue_exception(server: ServerProcess) -> None:
     async with Client(server.ws) as client:
         with pytest.raises(E.NoSuchRoomError) as missing:

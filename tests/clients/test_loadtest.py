@@ -150,7 +150,8 @@ async def test_timestamps_are_offered_and_only_turned_on_when_asked(
 ) -> None:
     asked = await RawClient.open(dicehall.ws, hello={"features": ["timestamps", "telepathy"]})
     plain = await RawClient.open(dicehall.ws, MSGPACK)
-    assert asked.welcome["features"] == ["timestamps"] == plain.welcome["features"]
+    offered = ["timestamps", "legal_without_view"]
+    assert asked.welcome["features"] == offered == plain.welcome["features"]
     assert asked.hello["features"] == ["timestamps"], "unknown features are left off"
     assert plain.hello["features"] == []
     await asked.close()

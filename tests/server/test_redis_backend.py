@@ -228,6 +228,20 @@ async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
         assert len(answered) == 1
 
 
+async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.Redis]) -> None:
+    url, _ = db
+    async with processes(url) as (a, b):
+        ada, bo = await hello(a, "Ada"), Seated(b)
+        await bo.ask(C.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"])
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(C.Join, room=room)
+        await bo.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        bare = await bo.ask(C.Legal, room=room, view=False)
+        full = await bo.ask(C.Legal, room=room)
+        assert bare.view is None and full.view["you"] == 1 and bare.actions == full.actions
+
+
 async def test_seat_tokens_and_resume_work_on_every_process(db: tuple[str, redis.Redis]) -> None:
     url, r = db
     async with processes(url) as (a, b):

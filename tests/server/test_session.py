@@ -412,3 +412,26 @@ async def test_finished_games_do_not_count_against_the_rooms_a_connection_may_ho
             await create(ada, "qwixx", 2)
         with pytest.raises(E.ForbiddenError, match="too many rooms"):
             await create(ada, "qwixx", 2)
+
+
+async def test_legal_leaves_the_view_out_only_with_the_feature() -> None:
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        lean = Member(server)
+        result = await lean.ask(
+            C.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"]
+        )
+        assert result.features == ["legal_without_view"]
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(C.Join, room=room)
+        await lean.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        seq = ada.stream(room)[-1].seq
+
+        with pytest.raises(E.InvalidMessageError, match="legal_without_view"):
+            await ada.ask(C.Legal, room=room, view=False)
+        full = await lean.ask(C.Legal, room=room)
+        bare = await lean.ask(C.Legal, room=room, view=False)
+        assert bare.view is None and isinstance(full.view, dict) and full.view["you"] == 1
+        assert (bare.window, bare.actions) == (full.window, full.actions) and bare.actions
+        assert ada.stream(room)[-1].seq == seq, "asking changes nothing"

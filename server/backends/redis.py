@@ -529,16 +529,16 @@ class RedisBackend(Backend):
         await self._own(core)
         return True
 
-    async def _commit(self, core: RoomCore, out: list[Outgoing], reply: object) -> None:
+    async def _commit(self, core: RoomCore, out: list[Outgoing], rider: object) -> None:
         """Durable first, visible second: persist, publish (and answer the forwarded
-        command that made `out`, if `reply`), then deliver locally."""
+        command that made `out`, if it has a `_Reply` riding), then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
         entries = [(o.seq, pack_outgoing(o)) for o in out]
         payload = _ENC.encode({"from": self.proc, "out": [msgspec.Raw(e) for _, e in entries]})
         try:
-            rider = reply if isinstance(reply, _Reply) else None
-            await self._persist(core, entries, payload, rider)
+            reply = rider if isinstance(rider, _Reply) else None
+            await self._persist(core, entries, payload, reply)
         except _Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run, see `_local`) before it runs anything else.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -189,21 +190,30 @@ async def test_dropped_connection_reconnects_and_resumes_without_gap_or_duplicat
     await bo.close()
 
 
+async def seated_alone(client: Client) -> tuple[str, Any]:
+    """A room with `client` in it, its snapshot received; the room and the live link."""
+    info = await client.create("qwixx", 2, public=False)
+    await client.join(info.room)
+    await until(client, lambda m: isinstance(m, Snapshot))
+    assert client._link is not None
+    return info.room, client._link
+
+
+async def said_once_after_a_reconnect(client: Client, room: str, text: str) -> None:
+    seq = await client.chat(room, text)  # waits for the reconnect
+    assert client.reconnects == 1
+    seen = await until(client, lambda m: isinstance(m, Chat) and m.seq == seq)
+    assert [m.text for m in seen if isinstance(m, Chat)] == [text]
+
+
 async def test_request_in_flight_at_a_drop_fails_and_is_not_resent(server: ServerProcess) -> None:
     async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
-        info = await client.create("qwixx", 2, public=False)
-        await client.join(info.room)
-        await until(client, lambda m: isinstance(m, Snapshot))
-        link = client._link
-        assert link is not None
-        in_flight = asyncio.create_task(client.chat(info.room, "maybe"))
+        room, link = await seated_alone(client)
+        in_flight = asyncio.create_task(client.chat(room, "maybe"))
         link.ws.transport.abort()
         with pytest.raises(ConnectionLost):
             await in_flight
-        seq = await client.chat(info.room, "surely")  # waits for the reconnect
-        assert client.reconnects == 1
-        seen = await until(client, lambda m: isinstance(m, Chat) and m.seq == seq)
-        assert [m.text for m in seen if isinstance(m, Chat)] == ["surely"]
+        await said_once_after_a_reconnect(client, room, "surely")
 
 
 async def test_request_after_a_drop_the_client_has_not_noticed_waits_for_the_reconnect(
@@ -212,18 +222,11 @@ async def test_request_after_a_drop_the_client_has_not_noticed_waits_for_the_rec
     """The socket is closed but the reader has not run yet: the request never left, so it
     goes out on the next connection instead of failing."""
     async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
-        info = await client.create("qwixx", 2, public=False)
-        await client.join(info.room)
-        await until(client, lambda m: isinstance(m, Snapshot))
-        link = client._link
-        assert link is not None
+        room, link = await seated_alone(client)
         link.ws.transport.abort()
         await asyncio.sleep(0)  # the socket is closed now; the reader runs at the next step
         assert not link.closed, "the reader must not have seen the drop yet"
-        seq = await client.chat(info.room, "after the drop")
-        assert client.reconnects == 1
-        seen = await until(client, lambda m: isinstance(m, Chat) and m.seq == seq)
-        assert [m.text for m in seen if isinstance(m, Chat)] == ["after the drop"]
+        await said_once_after_a_reconnect(client, room, "after the drop")
 
 
 async def test_first_url_refused_the_next_one_is_used(server: ServerProcess) -> None:

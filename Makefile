@@ -40,7 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check rules protocol server clients tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy rules protocol
+	$(BIN)/mypy rules protocol server clients
 
 unit: $(STAMP)
 	$(BIN)/pytest -q

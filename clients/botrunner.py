@@ -165,6 +165,7 @@ class SeatBot:
                 continue
             if legal.window != window or not legal.actions:
                 return
+            assert legal.view is not None  # (asked with the view)
             action = self.policy.decide(legal.view, legal.actions)
             try:
                 await self.client.act(room, action, window)

@@ -140,7 +140,7 @@ class Terminal:
             legal = await self.client.legal(self.room)
         except (E.GameOverError, E.NotStartedError):
             return []
-        self.view = legal.view
+        self.view = legal.view or self.view  # (asked with the view: never None)
         self.window = legal.window
         return legal.actions
 

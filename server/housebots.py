@@ -110,6 +110,7 @@ class HouseBot:
                 window = legal.window
             if legal.window != window or window is None or not legal.actions:
                 return
+            assert legal.view is not None  # (asked with the view)
             action = self.policy.decide(legal.view, legal.actions)
             await self._request(
                 C.Act(

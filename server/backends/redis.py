@@ -206,7 +206,7 @@ _EVENTS = msgspec.msgpack.Decoder(_Events)
 
 
 def _frame(out: Outgoing, seat: int | None) -> msgspec.Raw:
-    return msgspec.Raw(out.frame(seat, Encoding.MSGPACK))  # type: ignore[arg-type]
+    return msgspec.Raw(out.frame(seat, Encoding.MSGPACK))
 
 
 def pack_outgoing(out: Outgoing) -> bytes:

@@ -145,7 +145,8 @@ class ClusterLink(Link):
         return await self.redis.execute_command(*args)
 
     async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
-        rooms = [raw.decode() for raw in await self.redis.hkeys(rooms_key)]
+        keys = await self.redis.hkeys(rooms_key)
+        rooms = [k.decode() if isinstance(k, bytes) else k for k in keys]
         if not rooms:
             return []
         pipe = self.redis.pipeline(transaction=False)  # leases live on many shards

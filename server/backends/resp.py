@@ -23,13 +23,16 @@ import logging
 import ssl
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.exceptions import ConnectionError, ResponseError
 
 log = logging.getLogger("dicehall.redis")
+
+_pack = cast(Callable[[tuple[Any, ...]], bytes], hiredis.pack_command)
+"""hiredis's stub types the command as a one-element tuple; any number of parts is meant."""
 
 PUSHES = frozenset((b"message", b"subscribe", b"unsubscribe"))
 """Replies a subscribed connection gets that no command of ours waits for in order."""
@@ -78,7 +81,7 @@ class RespConnection(asyncio.Protocol):
         `ConnectionError`."""
         if not self._ready:
             await self._connect()
-        return await self._send(hiredis.pack_command(args))
+        return await self._send(_pack(args))
 
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         try:
@@ -138,9 +141,9 @@ class RespConnection(asyncio.Protocol):
             context = ssl.create_default_context() if self._ssl else None
             await loop.create_connection(lambda: self, self._host, self._port, ssl=context)
         if self._auth:
-            await self._send(hiredis.pack_command(("AUTH", *self._auth)))
+            await self._send(_pack(("AUTH", *self._auth)))
         if self._db:
-            await self._send(hiredis.pack_command(("SELECT", self._db)))
+            await self._send(_pack(("SELECT", self._db)))
         await self._opened()
 
     async def _opened(self) -> None:
@@ -228,7 +231,7 @@ class RespSubscriber(RespConnection):
             acks.append(ack)
         if not self._out:
             loop.call_soon(self._flush)
-        self._out.append(hiredis.pack_command((verb, *names)))
+        self._out.append(_pack((verb, *names)))
         await asyncio.gather(*acks)
 
     async def _opened(self) -> None:

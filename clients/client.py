@@ -626,9 +626,7 @@ class Client:
 
     async def _drop(self, link: _Link) -> None:
         """Tear a link down: socket closed, its tasks stopped, in-flight requests failed."""
-        link.closed = True
-        if self._link is link:
-            self._ready.clear()
+        self._mark_closed(link)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(link.ws.close(), self.open_timeout)
         current = asyncio.current_task()
@@ -638,6 +636,12 @@ class Client:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         self._fail_waiters(link)
+
+    def _mark_closed(self, link: _Link) -> None:
+        """Nothing more goes out on `link`; new requests wait for the reconnect."""
+        link.closed = True
+        if self._link is link:
+            self._ready.clear()
 
     def _fail_waiters(self, link: _Link) -> None:
         for rid, fut in list(link.waiters.items()):
@@ -659,9 +663,7 @@ class Client:
                 await link.ws.send(frame)
             except ConnectionClosed:
                 link.waiters.pop(numbered.id, None)
-                link.closed = True
-                if self._link is link:
-                    self._ready.clear()
+                self._mark_closed(link)
                 raise _Unsent(f"the connection to {link.url} dropped") from None
         try:
             response = await asyncio.wait_for(fut, timeout)
@@ -694,9 +696,7 @@ class Client:
             log.error("closing %s: %s", link.url, link.fatal)
             with contextlib.suppress(Exception):
                 await link.ws.close(_PROTOCOL_ERROR_CLOSE, "protocol error")
-        link.closed = True
-        if self._link is link:
-            self._ready.clear()  # new requests wait for the reconnect
+        self._mark_closed(link)
         self._fail_waiters(link)
 
     def _dispatch(self, link: _Link, item: object) -> None:

@@ -81,6 +81,14 @@ async def ready(server: ServerProcess, expected: int, timeout: float = 15.0) -> 
     return time.monotonic() - began
 
 
+async def connected(redis: RedisServer, kind: str, at_least: int, timeout: float = 15.0) -> None:
+    """Wait until Redis lists `at_least` clients of `kind` (`normal`, `pubsub`)."""
+    began = time.monotonic()
+    while len(redis.cli("client", "list", "type", kind).strip().splitlines()) < at_least:
+        assert time.monotonic() - began < timeout, f"fewer than {at_least} {kind} clients"
+        await asyncio.sleep(0.05)  # polling Redis's client list: there is no event to await
+
+
 async def test_cut_connections_lose_nothing_and_stall_nothing(
     own_redis: RedisServer, pair: tuple[ServerProcess, ServerProcess]
 ) -> None:
@@ -91,6 +99,7 @@ async def test_cut_connections_lose_nothing_and_stall_nothing(
     async with game(a, b) as (room, players):
         for kind in ("pubsub", "normal") * 5:
             await players[3].until_seq(players[3].last_seq + 3)
+            await connected(own_redis, kind, 2)  # (back from the previous cut: a slow box)
             assert int(own_redis.cli("client", "kill", "type", kind).strip()) >= 2
         await asyncio.gather(*(p.finish() for p in players))
 

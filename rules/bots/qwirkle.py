@@ -47,15 +47,24 @@ from ..qwirkle.board import (
     KINDS,
     LINE_MAX,
     LINE_N,
-    QWIRKLE_BONUS,
     SBIT,
     STRIDE,
     Board,
+    line_points,
     pack,
     tile_json,
     unpack,
 )
-from ..qwirkle.moves import Move, Placed, anchors, fill_line, openings, placements
+from ..qwirkle.moves import (
+    Move,
+    Placed,
+    anchors,
+    fill_line,
+    line_slots,
+    openings,
+    placements,
+    segment,
+)
 from .base import Bot, register
 from .greedy import qwirkle_match
 from .views import qwirkle_board, qwirkle_hand
@@ -120,27 +129,6 @@ def unseen_tiles(board: Board, hand: Sequence[int]) -> list[int]:
     """The tiles this seat cannot see, as one multiset."""
     counts = unseen_counts(board, hand)
     return [code for code in range(KINDS) for _ in range(counts[code])]
-
-
-def _segment(cells: dict[int, int], p: int, d: int) -> tuple[int, int, int]:
-    """Colour mask, shape mask and count of the tiles in line with empty cell p along d."""
-    cm = sm = n = 0
-    for step in (d, -d):
-        q = p + step
-        c = cells.get(q)
-        while c is not None:
-            cm |= CBIT[c]
-            sm |= SBIT[c]
-            n += 1
-            q += step
-            c = cells.get(q)
-    return cm, sm, n
-
-
-def _points(n: int) -> int:
-    if n < 2:
-        return 0
-    return n + QWIRKLE_BONUS if n == LINE_MAX else n
 
 
 _ACCEPTS: dict[tuple[int, int, int], int] = {}
@@ -290,11 +278,11 @@ class Replies:
 
     def _anchor(self, p: int) -> None:
         cells = self.cells
-        rcm, rsm, rn = _segment(cells, p, DX)
-        ccm, csm, cn = _segment(cells, p, DY)
+        rcm, rsm, rn = segment(cells, p, DX)
+        ccm, csm, cn = segment(cells, p, DY)
         self.takes[p] = _accepts(rcm, rsm, rn) & _accepts(ccm, csm, cn)
-        self.pts_row[p] = _points(rn + 1)
-        self.pts_col[p] = _points(cn + 1)
+        self.pts_row[p] = line_points(rn + 1)
+        self.pts_col[p] = line_points(cn + 1)
 
     def after(self, placed: Sequence[tuple[int, int, int]], *, lines: bool = True) -> Replies:
         """The same for the board after `placed`. Only the anchors at the ends of the lines
@@ -368,7 +356,7 @@ class Replies:
             return 0
         most = _largest(codes)
         if not self.cells:
-            return 1 if most == 1 else _points(most)
+            return 1 if most == 1 else line_points(most)
         have = 0
         for t in codes:
             have |= 1 << t
@@ -550,7 +538,7 @@ def _scan(
     the stretches a .. b of at most 6 cells with empty cells just outside, 2 to SPAN
     empty cells, an anchor among them, tiles that form a valid line and cells that each
     take some kind the line accepts. These are exactly the intervals the engine's
-    generator walks (rules/qwirkle/moves.py `_lines`) that some hand could fill. With
+    generator walks (rules/qwirkle/moves.py `line_slots`) that some hand could fill. With
     `hits`, only the intervals whose cells or end cells include one of them."""
     line_n = LINE_N
     line = _row(first) if d == DX else _col(first)
@@ -595,7 +583,7 @@ def _scan(
                     if all(masks):
                         ways = _ways(masks, cm, sm, n)
                         if ways:
-                            out.append((_points(length) + perp, k, ways, line, a - d, b + d))
+                            out.append((line_points(length) + perp, k, ways, line, a - d, b + d))
             b += d
 
 
@@ -617,91 +605,22 @@ def _walk(
     found: list[Move] | None = None,
     least: int = 2,
 ) -> int:
-    """rules/qwirkle/moves.py `_lines` along d for one hand: the best points (an interval
+    """The placements of `line_slots` along d for one hand: the best points (a stretch
     that cannot beat the best so far is never filled), and in `found` a placement that
     scores them if it beats `best`; or with `out`, every placement."""
-    line_n = LINE_N
-    seen: set[int] = set()
-    for p in anc:
-        if not fit[p]:
-            continue
-        lefts: list[tuple[int, int, int]] = []
-        cur = p
-        length = 1
-        empties = 1
-        while True:
-            prev = cur - d
-            if prev in cells:
-                cur = prev
-                length += 1
-                if length > LINE_MAX:
-                    break
-                continue
-            lefts.append((cur, length, empties))
-            if length == LINE_MAX or empties == most or not fit.get(prev, codes):
-                break
-            cur = prev
-            length += 1
-            empties += 1
-        rights: list[tuple[int, int, int]] = []
-        cur = p
-        length = 1
-        empties = 0
-        while True:
-            nxt = cur + d
-            if nxt in cells:
-                cur = nxt
-                length += 1
-                if length > LINE_MAX:
-                    break
-                continue
-            rights.append((cur, length, empties))
-            if length == LINE_MAX or empties + 1 == most or not fit.get(nxt, codes):
-                break
-            cur = nxt
-            length += 1
-            empties += 1
-        for a, la, ea in lefts:
-            for b, lb, eb in rights:
-                total = la + lb - 1
-                if total > LINE_MAX:
-                    break
-                k = ea + eb
-                if k < least or k > most:
-                    continue
-                key = a * 4096 + total
-                if key in seen:
-                    continue
-                seen.add(key)
-                cm = sm = n = 0
-                empty: list[int] = []
-                q = a
-                while q <= b:
-                    c = cells.get(q)
-                    if c is None:
-                        empty.append(q)
-                    else:
-                        cm |= CBIT[c]
-                        sm |= SBIT[c]
-                        n += 1
-                    q += d
-                if line_n[cm << 6 | sm] != n:
-                    continue
-                points = _points(total)
-                for q in empty:
-                    points += perp_points.get(q, 0)
-                if out is not None:
-                    options = [fit.get(q, codes) for q in empty]
-                    fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
-                elif points > best:
-                    chosen = _assign([fit.get(q, codes) for q in empty], cm, sm, n)
-                    if chosen is not None:
-                        best = points
-                        if found is not None:
-                            tiles = tuple(
-                                (*unpack(q), t) for q, t in zip(empty, chosen, strict=True)
-                            )
-                            found[:] = [(points, tiles)]
+    for points, empty, cm, sm, n in line_slots(cells, codes, anc, d, fit, most, least):
+        for q in empty:
+            points += perp_points.get(q, 0)
+        if out is not None:
+            options = [fit.get(q, codes) for q in empty]
+            fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
+        elif points > best:
+            chosen = _assign([fit.get(q, codes) for q in empty], cm, sm, n)
+            if chosen is not None:
+                best = points
+                if found is not None:
+                    tiles = tuple((*unpack(q), t) for q, t in zip(empty, chosen, strict=True))
+                    found[:] = [(points, tiles)]
     return best
 
 

@@ -163,7 +163,8 @@ def largest_set(hand: Iterable[int]) -> int:
     return max([0, *colours.values(), *shapes.values()])
 
 
-def _line_points(n: int) -> int:
+def line_points(n: int) -> int:
+    """Points of a line of n tiles (0 below 2, a Qwirkle bonus at 6)."""
     if n < 2:
         return 0
     return n + QWIRKLE_BONUS if n == LINE_MAX else n
@@ -264,7 +265,7 @@ def check_placement(
         lengths.append(_check_line(cells, new, p, DX))
         lengths.append(_check_line(cells, new, p, DY))
     for length in lengths:
-        points += _line_points(length)
+        points += line_points(length)
         qwirkles += length == LINE_MAX
     if not cells:
         if opening_size is not None and n != opening_size:

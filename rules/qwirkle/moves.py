@@ -14,7 +14,7 @@ and the tile only, so it is computed once per cell. A line is tested with two 6-
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import combinations, permutations
 from typing import Any
 
@@ -25,11 +25,11 @@ from .board import (
     DY,
     LINE_MAX,
     LINE_N,
-    QWIRKLE_BONUS,
     SBIT,
     SHAPE_OF,
     Board,
     largest_set,
+    line_points,
     pack,
     unpack,
 )
@@ -40,7 +40,7 @@ Move = tuple[int, Placed]
 """(points, tiles)."""
 
 
-def _segment(cells: dict[int, int], p: int, d: int) -> tuple[int, int, int]:
+def segment(cells: dict[int, int], p: int, d: int) -> tuple[int, int, int]:
     """Colour mask, shape mask and count of the tiles in line with empty cell p along d."""
     cm = sm = n = 0
     for step in (d, -d):
@@ -53,13 +53,6 @@ def _segment(cells: dict[int, int], p: int, d: int) -> tuple[int, int, int]:
             q += step
             c = cells.get(q)
     return cm, sm, n
-
-
-def _points(n: int) -> int:
-    """Points of a line of n tiles (0 below 2, a Qwirkle bonus at 6)."""
-    if n < 2:
-        return 0
-    return n + QWIRKLE_BONUS if n == LINE_MAX else n
 
 
 def anchors(board: Board) -> list[int]:
@@ -90,7 +83,7 @@ def openings(hand: Iterable[int]) -> list[Move]:
         g = [t for t in codes if t % 6 == s]
         if len(g) >= k:
             groups.append(g)
-    points = _points(k)
+    points = line_points(k)
     zeros = (0,) * k
     spans = [range(-off, k - off) for off in range(k)]
     out: list[Move] = []
@@ -124,8 +117,8 @@ def placements(board: Board, hand: Iterable[int]) -> list[Move]:
     pts_col: dict[int, int] = {}
     pts_row: dict[int, int] = {}
     for p in anc:
-        rcm, rsm, rn = _segment(cells, p, DX)
-        ccm, csm, cn = _segment(cells, p, DY)
+        rcm, rsm, rn = segment(cells, p, DX)
+        ccm, csm, cn = segment(cells, p, DY)
         rn += 1
         cn += 1
         fit = [
@@ -135,8 +128,8 @@ def placements(board: Board, hand: Iterable[int]) -> list[Move]:
             and line_n[(ccm | CBIT[t]) << 6 | csm | SBIT[t]] == cn
         ]
         fits[p] = fit
-        pr = _points(rn)
-        pc = _points(cn)
+        pr = line_points(rn)
+        pc = line_points(cn)
         pts_row[p] = pr
         pts_col[p] = pc
         if fit:
@@ -161,12 +154,47 @@ def _lines(
     most: int,
     out: list[Move],
 ) -> None:
-    """Placements of 2..`most` tiles along step d (DX: a row, DY: a column).
+    """Placements of 2..`most` tiles along step d (DX: a row, DY: a column)."""
+    line_n = LINE_N
+    for points, empty, cm, sm, n in line_slots(cells, codes, anc, d, fit, most):
+        for q in empty:
+            points += perp_points.get(q, 0)
+        options = [fit.get(q, codes) for q in empty]
+        if len(empty) == 2:
+            o0, o1 = options
+            q0, q1 = empty
+            for t0 in o0:
+                c0 = cm | CBIT[t0]
+                s0 = sm | SBIT[t0]
+                if line_n[c0 << 6 | s0] != n + 1:
+                    continue
+                for t1 in o1:
+                    if line_n[(c0 | CBIT[t1]) << 6 | s0 | SBIT[t1]] == n + 2:
+                        x0, y0 = unpack(q0)
+                        x1, y1 = unpack(q1)
+                        out.append((points, ((x0, y0, t0), (x1, y1, t1))))
+        else:
+            fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
+
+
+def line_slots(
+    cells: dict[int, int],
+    codes: list[int],
+    anc: list[int],
+    d: int,
+    fit: dict[int, list[int]],
+    most: int,
+    least: int = 2,
+) -> Iterator[tuple[int, list[int], int, int, int]]:
+    """The stretches along step d through an anchor that `least`..`most` hand tiles could
+    fill into one valid line: (the line's own points, its empty cells, the colour mask,
+    shape mask and count of its board tiles). Each stretch once.
 
     `fit` maps an anchor to the hand tiles it accepts alone. A tile placed there in a
     longer placement must fit too: its perpendicular line is the same, and the board
     tiles next to it along d end up in its line. An empty cell that is not an anchor has
-    no neighbour and accepts every tile. The whole line is checked with its masks.
+    no neighbour and accepts every tile. The board tiles of the stretch are checked with
+    their masks; which hand tiles fill the empty cells is the caller's search.
     """
     line_n = LINE_N
     seen: set[int] = set()
@@ -217,7 +245,7 @@ def _lines(
                 if total > LINE_MAX:
                     break
                 k = ea + eb
-                if k < 2 or k > most:
+                if k < least or k > most:
                     continue
                 key = a * 4096 + total
                 if key in seen:
@@ -235,27 +263,8 @@ def _lines(
                         sm |= SBIT[c]
                         n += 1
                     q += d
-                if line_n[cm << 6 | sm] != n:
-                    continue
-                points = _points(total)
-                for q in empty:
-                    points += perp_points.get(q, 0)
-                options = [fit.get(q, codes) for q in empty]
-                if k == 2:
-                    o0, o1 = options
-                    q0, q1 = empty
-                    for t0 in o0:
-                        c0 = cm | CBIT[t0]
-                        s0 = sm | SBIT[t0]
-                        if line_n[c0 << 6 | s0] != n + 1:
-                            continue
-                        for t1 in o1:
-                            if line_n[(c0 | CBIT[t1]) << 6 | s0 | SBIT[t1]] == n + 2:
-                                x0, y0 = unpack(q0)
-                                x1, y1 = unpack(q1)
-                                out.append((points, ((x0, y0, t0), (x1, y1, t1))))
-                else:
-                    fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
+                if line_n[cm << 6 | sm] == n:
+                    yield line_points(total), empty, cm, sm, n
 
 
 def fill_line(
@@ -309,8 +318,8 @@ def has_placement(board: Board, hand: Iterable[int]) -> bool:
     if not cells:
         return True
     for p in anchors(board):
-        rcm, rsm, rn = _segment(cells, p, DX)
-        ccm, csm, cn = _segment(cells, p, DY)
+        rcm, rsm, rn = segment(cells, p, DX)
+        ccm, csm, cn = segment(cells, p, DY)
         for t in codes:
             if (
                 LINE_N[(rcm | CBIT[t]) << 6 | rsm | SBIT[t]] == rn + 1

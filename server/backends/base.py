@@ -14,9 +14,11 @@ from typing import Any
 import msgspec
 
 from protocol.messages.common import RoomInfo
+from rules import get_game
 
 from ..commands import Command
 from ..hub import Hub
+from ..room import RoomCore
 
 
 class RoomSpec(msgspec.Struct, kw_only=True):
@@ -30,6 +32,21 @@ class RoomSpec(msgspec.Struct, kw_only=True):
     name: str | None = None
     autostart: bool = False
     host_key: str = ""
+
+    def core(self, room_id: str, history: int) -> RoomCore:
+        """A new room of this spec, not started."""
+        return RoomCore(
+            room_id,
+            get_game(self.game),
+            self.options,
+            self.seats,
+            self.turn_window,
+            public=self.public,
+            name=self.name,
+            autostart=self.autostart,
+            host_key=self.host_key,
+            history=history,
+        )
 
 
 def new_room_id() -> str:

@@ -14,7 +14,6 @@ import msgspec
 
 from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
-from rules import get_game
 
 from ..actor import BotSpawner, RoomActor
 from ..commands import Command
@@ -84,18 +83,7 @@ class MemoryBackend(Backend):
         room_id = new_room_id()
         while room_id in self._actors:
             room_id = new_room_id()
-        core = RoomCore(
-            room_id,
-            get_game(spec.game),
-            spec.options,
-            spec.seats,
-            spec.turn_window,
-            public=spec.public,
-            name=spec.name,
-            autostart=spec.autostart,
-            host_key=spec.host_key,
-            history=self.history,
-        )
+        core = spec.core(room_id, self.history)
         core.last_activity = self._clock()
         actor = RoomActor(core, self._commit, self.spawn_bot, commit_now=self._commit_now)
         self._actors[room_id] = actor

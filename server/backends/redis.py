@@ -49,7 +49,6 @@ from redis.exceptions import RedisError
 from protocol import errors as E
 from protocol.messages.common import RoomInfo
 from protocol.subprotocols import Encoding
-from rules import get_game
 
 from .. import snapshot
 from ..actor import BotSpawner, Rider, RoomActor
@@ -423,18 +422,7 @@ class RedisBackend(Backend):
         room = new_room_id()
         while not await self.redis.set(lease_key(room), self.proc, nx=True, px=self.lease_ms):
             room = new_room_id()
-        core = RoomCore(
-            room,
-            get_game(spec.game),
-            spec.options,
-            spec.seats,
-            spec.turn_window,
-            public=spec.public,
-            name=spec.name,
-            history=self.history,
-            autostart=spec.autostart,
-            host_key=spec.host_key,
-        )
+        core = spec.core(room, self.history)
         core.last_activity = time.time()
         await self._persist(core, [])
         await self._own(core)

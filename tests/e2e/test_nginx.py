@@ -24,8 +24,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +39,7 @@ from protocol.messages.server import GameOver
 from rules.bots import get_bot
 from rules.records import replay
 from tests.support.redis import running_redis
-from tests.support.servers import ROOT, ServerProcess, free_port, running_server
+from tests.support.servers import ROOT, Listener, ServerProcess, free_port, running_server
 
 from .helpers import metrics
 
@@ -108,25 +106,9 @@ def render_nginx_conf(conf: str, upstreams: list[int], listen: int) -> str:
 
 
 @dataclass
-class Nginx:
+class Nginx(Listener):
     proc: subprocess.Popen[bytes]
-    port: int
     workdir: Path
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(self.http + path, timeout=5) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
 
     def access_log(self) -> list[str]:
         return (self.workdir / "stdout.log").read_text().splitlines()
@@ -147,7 +129,7 @@ def running_nginx(workdir: Path, upstreams: list[int]) -> Iterator[Nginx]:
     assert check.returncode == 0, f"nginx -t refused deploy/nginx.conf:\n{check.stderr}"
     with (workdir / "stdout.log").open("wb") as out, (workdir / "stderr.log").open("wb") as err:
         proc = subprocess.Popen([*base, "-g", f"daemon off; {globals_}"], stdout=out, stderr=err)
-    server = Nginx(proc, port, workdir)
+    server = Nginx(port, proc, workdir)
 
     def answers() -> bool:
         assert proc.poll() is None, (workdir / "stderr.log").read_text()

@@ -25,8 +25,9 @@ def free_port() -> int:
 
 
 @dataclass
-class ServerProcess:
-    proc: subprocess.Popen[str]
+class Listener:
+    """Something listening on a loopback port: its URLs, and a GET that reads errors too."""
+
     port: int
 
     @property
@@ -43,6 +44,11 @@ class ServerProcess:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
+
+
+@dataclass
+class ServerProcess(Listener):
+    proc: subprocess.Popen[str]
 
     def terminate(self, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:
@@ -71,7 +77,7 @@ def running_server(*args: str, env: dict[str, str] | None = None) -> Iterator[Se
         stderr=subprocess.STDOUT,
         text=True,
     )
-    server = ServerProcess(proc, port)
+    server = ServerProcess(port, proc)
     try:
         deadline = time.monotonic() + 30
         while True:

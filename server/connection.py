@@ -119,6 +119,9 @@ class Connection:
         self._binary = encoding is Encoding.MSGPACK
         self._flush_due = False
         self._timeouts: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        """Kept: on CPython 3.11 each get_running_loop() is a getpid() system call, and the
+        send path would make two per write."""
 
     # --- Sink: what the session produces --------------------------------------------------
 
@@ -147,19 +150,19 @@ class Connection:
             self.close(CloseCode.SLOW_CONSUMER, "outbound queue full: read faster")
             # Its socket may stay stuck for a long time (nothing can flush it): leave its
             # rooms now, so its seats show as gone, rather than when the socket closes.
-            self._leaving = asyncio.get_running_loop().create_task(self.session.disconnected())
+            self._leaving = self._loop.create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
         if self._raw is None:
             self._wake_writer()
         elif not self._flush_due:
             self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+            self._loop.call_soon(self._flush_soon)
 
     def _flush_soon(self) -> None:
         """One turn later: the reply to the request that made a room's messages (its
         task resumes in the turn after the commit) joins them in the same write."""
-        asyncio.get_running_loop().call_soon(self._flush)
+        self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         """Write what this turn of the event loop queued, if the socket takes it now."""
@@ -232,7 +235,7 @@ class Connection:
             return  # not attached yet: `attach` starts the writer for what is queued
         if self._wake is None:
             self._wake = asyncio.Event()
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+            self._writer = self._loop.create_task(self._write_loop())
         self._wake.set()
 
     async def _write_loop(self) -> None:
@@ -265,7 +268,7 @@ class Connection:
     def start_timeouts(self) -> None:
         """Hello and idle time-outs: a timer (not a task: one per connection adds up)."""
         delay = max(0.05, self.protocol.deadline() - time.monotonic())
-        self._timeouts = asyncio.get_running_loop().call_later(delay, self._timeout)
+        self._timeouts = self._loop.call_later(delay, self._timeout)
 
     def stop_timeouts(self) -> None:
         if self._timeouts is not None:

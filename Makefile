@@ -40,7 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check rules protocol server clients tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy rules protocol server clients
+	$(BIN)/mypy rules protocol server clients bench
 
 unit: $(STAMP)
 	$(BIN)/pytest -q

@@ -23,6 +23,7 @@ import itertools
 import random
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -111,7 +112,9 @@ class Baseline:
         if encoding is None:
             await ws.close(4000, "unsupported subprotocol")
             return
-        decode = msgspec.msgpack.decode if encoding == "msgpack" else msgspec.json.decode
+        decode: Callable[[Any], Any] = (
+            msgspec.msgpack.decode if encoding == "msgpack" else msgspec.json.decode
+        )
         welcome = {
             "type": "welcome",
             "server": "broadcast-baseline",

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import msgspec
 
 from protocol import (

@@ -58,10 +58,15 @@ async def measure(url: str, port: int, n: int) -> list[tuple[str, float, float]]
     ):
         client = aioredis.Redis.from_url(url, parser_class=parser)
         await client.ping()
-        rows.append(
-            (f"{label}: PUBLISH", *await timed(n, lambda c=client: c.publish("b", PAYLOAD)))
-        )
-        rows.append((f"{label}: SET", *await timed(n, lambda c=client: c.set("b", PAYLOAD))))
+
+        def publish_one(c: aioredis.Redis = client) -> Awaitable[object]:
+            return c.publish("b", PAYLOAD)
+
+        def set_one(c: aioredis.Redis = client) -> Awaitable[object]:
+            return c.set("b", PAYLOAD)
+
+        rows.append((f"{label}: PUBLISH", *await timed(n, publish_one)))
+        rows.append((f"{label}: SET", *await timed(n, set_one)))
         await client.aclose()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     command = b"*3\r\n$7\r\nPUBLISH\r\n$1\r\nb\r\n$200\r\n" + PAYLOAD + b"\r\n"

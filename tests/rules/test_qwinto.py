@@ -13,17 +13,7 @@ from rules.base import JSON
 from rules.qwinto import GAME
 from rules.qwinto.sheet import empty_sheet, render, rows_from_json, score, score_sheet
 from rules.qwinto.state import QwintoState
-
-WORKED_EXAMPLE = """\
-Player name: Jane Doe             Points: 28
-             -------------------------------
-Red          | 2% 3% 6|XX| 9%11%12|13|15|16|
-          ----------------------------------
-Yellow    | 1| 3| 4| 5|  |XX|12%13%  |  |
-       ----------------------------------
-Blue   | 1| 3%  % 6|XX| 7|  |  |10%  %
-       -------------------------------
-Failed throws: 1 2 3"""
+from tests.support.sheets import QWINTO_28
 
 EMPTY = """\
 Player name:
@@ -107,10 +97,10 @@ def test_game_facts() -> None:
 def test_worked_example_from_its_boxes() -> None:
     sheet = rows_from_json(JANE_ROWS)
     assert score(sheet, 3) == 28
-    assert render(sheet, 3, "Jane Doe", 28) == WORKED_EXAMPLE
+    assert render(sheet, 3, "Jane Doe", 28) == QWINTO_28
     assert score_sheet({"name": "Jane Doe", "rows": JANE_ROWS, "failed": 3}) == (
         28,
-        WORKED_EXAMPLE,
+        QWINTO_28,
     )
 
 
@@ -119,7 +109,7 @@ def test_worked_example_as_a_finished_game() -> None:
     put(state, 0, JANE_ROWS, failed=3)
     state.phase = "over"
     assert state.scores()[0] == 28
-    assert state.render(0, "Jane Doe") == WORKED_EXAMPLE
+    assert state.render(0, "Jane Doe") == QWINTO_28
 
 
 def test_empty_sheet_text() -> None:

@@ -13,21 +13,9 @@ from rules.base import JSON
 from rules.fair import Draw
 from rules.qwixx import GAME, QwixxState, score_sheet
 from rules.qwixx.sheet import TRIANGLE
+from tests.support.sheets import QWIXX_26
 
 SEED = bytes(range(32))
-
-WORKED_EXAMPLE = """\
-Player name: Jane Doe       Points: 26
-            ------------------------------------
-        Red | 2| 3| 4| 5| 6| 7| 8|XX|XX|11|XX| U
-            ------------------------------------
-     Yellow | 2|XX| 4| 5|XX|XX| 8| 9|10|11|12| U
-            ------------------------------------
-      Green |12|11|10|XX| 8|XX| 6|XX|XX| 3|XX| L
-            ------------------------------------
-       Blue |12|XX|10| 9| 8| 7| 6|XX| 4| 3| 2| U
-            ------------------------------------
-       Failed throws: 1 2"""
 
 EMPTY_SHEET = """\
 Player name:
@@ -155,7 +143,7 @@ def test_worked_example_scores_26_and_renders_byte_for_byte() -> None:
     data = {"name": "Jane Doe", "rows": WORKED_MARKS, "locked": ["green"], "failed": 2}
     points, text = score_sheet(data)
     assert points == 26
-    assert text == WORKED_EXAMPLE
+    assert text == QWIXX_26
     assert GAME.score_sheet is score_sheet
 
 
@@ -170,7 +158,7 @@ def test_worked_example_built_as_a_finished_game_state() -> None:
     )
     assert state.is_over()
     assert state.scores() == [26, 0]
-    assert state.render(0, "Jane Doe") == WORKED_EXAMPLE
+    assert state.render(0, "Jane Doe") == QWIXX_26
     assert state.render(1) == EMPTY_SHEET.replace(
         "Player name:", "Player name:                Points: 0"
     )

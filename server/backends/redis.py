@@ -823,8 +823,8 @@ class RedisBackend(Backend):
             """A command that commits is answered by its commit's script: one round trip."""
             nonlocal rode
             rode = True
-            data = _ENC.encode({"rid": rid, "result": result, "ok": True})
-            return _Reply(reply_key(to, rid), reply_channel(to), data)
+            body = _ENC.encode({"rid": rid, "result": result, "ok": True})
+            return _Reply(reply_key(to, rid), reply_channel(to), body)
 
         try:
             cmd = msgspec.convert(data["cmd"], CommandType)

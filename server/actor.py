@@ -39,8 +39,9 @@ class RoomActor:
     """`commit_now`: a commit that never waits (the memory backend's). With it, a call that
     finds the room idle (nothing queued, nothing running) runs at once in the caller's
     task: the same order as through the inbox, without waking the room's task and then the
-    caller's again. The caller still yields once, as any call does, so a caller that loops
-    on calls (a house bot) cannot starve the event loop."""
+    caller's again, and without suspending the caller at all: a caller that loops on calls
+    yields itself (a house bot after each request, a connection between the frames of a
+    burst), so it cannot starve the event loop."""
 
     def __init__(
         self,
@@ -50,6 +51,9 @@ class RoomActor:
         commit_now: CommitNow | None = None,
     ) -> None:
         self.core = core
+        self._loop = asyncio.get_running_loop()
+        """Kept: `get_running_loop` makes a getpid system call each time (CPython 3.11), and
+        a room arms a timer for every turn window (docs/benchmarks.md, "Profile")."""
         self._commit = commit
         self._commit_now = commit_now
         self._spawn_bot = spawn_bot
@@ -67,8 +71,7 @@ class RoomActor:
         self.windows_expired = 0
 
     def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._task = loop.create_task(self._run(), name=f"room-{self.core.id}")
+        self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
         self._arm()
 
     async def stop(self, grace: float = 2.0) -> None:
@@ -98,10 +101,8 @@ class RoomActor:
             and not self._queued
             and not self._stopped
         ):
-            result = self._run_now(cmd, self._commit_now)
-            await asyncio.sleep(0)
-            return result
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            return self._run_now(cmd, self._commit_now)
+        fut: asyncio.Future[Any] = self._loop.create_future()
         self._put((cmd, fut, rider))
         return await fut
 
@@ -129,7 +130,7 @@ class RoomActor:
         return result
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         while True:
             while not self._inbox:
                 self._wakeup = loop.create_future()
@@ -186,9 +187,8 @@ class RoomActor:
             self._timer = None
         self._armed = deadline
         if deadline is not None:
-            loop = asyncio.get_running_loop()
             delay = max(0.0, deadline - time.time())
-            self._timer = loop.call_at(loop.time() + delay, self._expire)
+            self._timer = self._loop.call_later(delay, self._expire)
 
     def _expire(self) -> None:
         self._timer = None

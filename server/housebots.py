@@ -74,6 +74,7 @@ class HouseBot:
 
     async def _request(self, request: C.Request) -> Any:
         await self.session.handle(request)
+        await asyncio.sleep(0)  # an idle room answers without suspending: let others run
         result = self._replies.pop(request.id)
         if isinstance(result, E.ProtocolError):
             raise result

@@ -109,6 +109,11 @@ class RawReader(asyncio.Protocol):
 
     # --- the endpoint's side ---------------------------------------------------------------
 
+    @property
+    def waiting(self) -> bool:
+        """Frames are waiting to be received (a burst)."""
+        return bool(self._pending)
+
     async def receive(self) -> bytes | str | None:
         """The next payload, in order; None once uvicorn's ASGI queue has the rest."""
         pending = self._pending

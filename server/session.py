@@ -119,16 +119,18 @@ class Session:
         if held is not None:
             held.extend(outgoing)
             return
-        seat = self.seats.get(room)
         seen = self._seen.get(room, 0)
-        for out in outgoing:
-            if out.seq > seen:
-                self.sink.room(out, seat)
-                seen = out.seq
-                if type(out.message) is GameOver:
-                    # a finished room is nothing to host: it leaves the creation limit
-                    self.hosting.pop(room, None)
-        self._seen[room] = seen
+        if not outgoing or outgoing[0].seq <= seen:  # (held ones overlap a catch-up)
+            outgoing = [out for out in outgoing if out.seq > seen]
+            if not outgoing:
+                return
+        seat = self.seats.get(room)
+        to_sink = self.sink.room
+        for out in outgoing:  # (seqs rise within a list: each commit's, and held ones)
+            to_sink(out, seat)
+        self._seen[room] = outgoing[-1].seq
+        if room in self.hosting and any(type(out.message) is GameOver for out in outgoing):
+            self.hosting.pop(room)  # a finished room is nothing to host: off the limit
 
     # --- requests ------------------------------------------------------------------------
 

@@ -270,6 +270,7 @@ class RedisBackend(Backend):
         """How long a reply is kept for an asker whose pub/sub connection missed it."""
         self._own_events = _ENC.encode({"from": self.proc, "out": []})[:-1]
         """How this process's event messages begin (msgspec keeps a map's order)."""
+        self._loop: asyncio.AbstractEventLoop
         self.redis: Any = None
         """redis-py, for what is rare: taking leases, the lobby, the scan, reading logs."""
         self._link: Link | None = None
@@ -312,6 +313,7 @@ class RedisBackend(Backend):
     # --- connection --------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()  # kept: each call is a getpid system call
         if self.cluster:
             self.redis = RedisCluster.from_url(self.url)
             await self.redis.initialize()
@@ -326,9 +328,8 @@ class RedisBackend(Backend):
             self._link = StandaloneLink(self.url, self._on_message, self._link_down, self._link_up)
         await self.link.subscribe(reply_channel(self.proc))
         self._healthy = True
-        loop = asyncio.get_running_loop()
         for job in (self._keep_leases(), self._scan()):
-            self._tasks.append(loop.create_task(job))
+            self._tasks.append(self._loop.create_task(job))
 
     @property
     def link(self) -> Link:
@@ -362,7 +363,7 @@ class RedisBackend(Backend):
 
     def _spawn(self, job: Any) -> None:
         """Run `job` in the background, kept (and cancelled at stop) until it is done."""
-        task = asyncio.get_running_loop().create_task(job)
+        task = self._loop.create_task(job)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -750,7 +751,7 @@ class RedisBackend(Backend):
                 self._owners.clear()
             self._owners[room] = owner
         rid = next(self._ids)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[rid] = (fut, RESULTS.get(type(cmd)))
         payload = {"from": self.proc, "rid": rid, "cmd": cmd}
         try:

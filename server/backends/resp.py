@@ -49,6 +49,9 @@ class Script:
 class RespConnection(asyncio.Protocol):
     """One connection to a standalone Redis; `execute` pipelines, `close` ends it."""
 
+    _loop: asyncio.AbstractEventLoop
+    """Set when connecting, kept: each `get_running_loop()` is a getpid system call."""
+
     def __init__(self, url: str, connect_timeout: float = 2.0) -> None:
         params = parse_url(url)
         self._host: str = params.get("host", "localhost")
@@ -94,7 +97,7 @@ class RespConnection(asyncio.Protocol):
     def _send(self, command: bytes) -> asyncio.Future[Any]:
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         fut = loop.create_future()
         self._waiters.append(fut)
         if not self._out:
@@ -134,7 +137,7 @@ class RespConnection(asyncio.Protocol):
         await asyncio.shield(self._connecting)
 
     async def _open(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         if self._path is not None:
             await loop.create_unix_connection(lambda: self, self._path)
         else:
@@ -223,7 +226,7 @@ class RespSubscriber(RespConnection):
         """(UN)SUBSCRIBE: each channel is confirmed by a push message, not by a reply."""
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         acks = []
         for name in names:
             ack = loop.create_future()

@@ -20,6 +20,7 @@ from protocol.messages.server import Chat
 from protocol.subprotocols import Encoding
 from rules import get_game
 from server.actor import RoomActor
+from server.app import _read_fast
 from server.backends.base import RoomSpec
 from server.backends.memory import MemoryBackend
 from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
@@ -110,6 +111,39 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
         assert said[-1] == "idle again" and actor._queued == 0
     finally:
         await actor.stop()
+
+
+async def test_a_burst_from_one_client_lets_the_others_run_between_its_frames() -> None:
+    """An idle room answers without suspending its caller, so the connection's reader
+    yields itself between the frames of a burst."""
+    order: list[str] = []
+
+    class Reader:
+        def __init__(self, frames: list[str]) -> None:
+            self.frames = frames
+
+        @property
+        def waiting(self) -> bool:
+            return bool(self.frames)
+
+        async def receive(self) -> str | None:
+            return self.frames.pop(0) if self.frames else None
+
+    class Conn:
+        closing = False
+
+        async def receive(self, frame: str) -> None:
+            order.append(frame)
+
+    async def other() -> None:
+        for _ in range(3):
+            order.append("other")
+            await asyncio.sleep(0)
+
+    others = asyncio.get_running_loop().create_task(other())
+    await _read_fast(Reader(["a1", "a2", "a3"]), Conn())  # type: ignore[arg-type]
+    await others
+    assert order == ["a1", "other", "a2", "other", "a3", "other"]
 
 
 async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits() -> None:

@@ -74,6 +74,8 @@ log = logging.getLogger("dicehall.redis")
 _ENC = msgspec.msgpack.Encoder()
 _DEC = msgspec.msgpack.Decoder()
 _CMD = msgspec.msgpack.Decoder(CommandType)
+_RESULTS = {typ: msgspec.msgpack.Decoder(typ) for typ in RESULTS.values() if typ is not None}
+"""Built once: `msgspec.convert` works out the type anew on every call."""
 
 LOBBY = "dh:lobby"
 """Hash: room id -> RoomInfo of every room that is not over."""
@@ -229,6 +231,28 @@ class _Fenced(Exception):
 
 class _Gone(Exception):
     """The owner a command was sent to lost the room (or never answered): it may have run."""
+
+
+class _Forwarded(msgspec.Struct):
+    """A command forwarded to the room's owner; `cmd` stays encoded until it is served."""
+
+    sender: str = msgspec.field(name="from")
+    rid: int
+    cmd: msgspec.Raw
+
+
+class _Answer(msgspec.Struct):
+    """The owner's answer to a forwarded command: a result, `retry`, or an error."""
+
+    rid: int
+    ok: bool
+    result: msgspec.Raw = msgspec.Raw(b"\xc0")
+    retry: bool = False
+    error: dict[str, Any] | None = None
+
+
+_FORWARDED = msgspec.msgpack.Decoder(_Forwarded)
+_ANSWER = msgspec.msgpack.Decoder(_Answer)
 
 
 class _Reply(msgspec.Struct):
@@ -387,7 +411,7 @@ class RedisBackend(Backend):
     def _on_message(self, channel: bytes, data: bytes) -> None:
         """Every pub/sub message, as it is parsed: no task unless it must wait."""
         if channel == self._replies:
-            self._resolve(_DEC.decode(data))
+            self._resolve(data)
             return
         name = channel.decode()
         room = name.split("{", 1)[1].split("}", 1)[0]
@@ -399,22 +423,28 @@ class RedisBackend(Backend):
                 self._owners[room] = events.sender.encode()
             self._receive_events(room, [unpack_outgoing(p) for p in events.out])
         elif name.endswith(":cmd"):
-            self._spawn(self._serve_command(room, _DEC.decode(data)))
+            self._spawn(self._serve_command(room, data))
 
-    def _resolve(self, data: Any) -> None:
+    def _resolve(self, data: bytes) -> None:
         """An owner's reply to a forwarded command: the waiting future gets its outcome."""
-        pending = self._pending.pop(data["rid"], None)
+        try:
+            answer = _ANSWER.decode(data)
+        except msgspec.DecodeError:
+            log.warning("dropped a malformed reply: %r", data[:200])
+            return
+        pending = self._pending.pop(answer.rid, None)
         if pending is None or pending[0].done():
             return
         fut, typ = pending
-        if data["ok"]:
-            fut.set_result(msgspec.convert(data["result"], typ) if typ else None)
-        elif data.get("retry"):
+        if answer.ok:
+            fut.set_result(_RESULTS[typ].decode(answer.result) if typ else None)
+        elif answer.retry:
             fut.set_exception(_Retry())
         else:
-            err = data["error"]
-            cls = E.by_code(err["code"]) or E.InternalError
-            fut.set_exception(cls(err["message"], rule=err.get("rule")))
+            err = answer.error or {}
+            cls = E.by_code(err.get("code", "")) or E.InternalError
+            message = err.get("message", "the room's server failed")
+            fut.set_exception(cls(message, rule=err.get("rule")))
 
     # --- owning rooms ---------------------------------------------------------------------
 
@@ -787,7 +817,7 @@ class RedisBackend(Backend):
         deadline = time.monotonic() + 2 * self.lease_ms / 1000 + 1.0
         resend = time.monotonic() + 1.0
         while True:
-            await asyncio.wait((fut,), timeout=0.25)  # (neither cancels nor wraps `fut`)
+            await self._until_done(fut, 0.25)
             if fut.done():
                 return fut.result()
             if time.monotonic() > deadline:
@@ -798,7 +828,7 @@ class RedisBackend(Backend):
             except RedisError:
                 continue  # Redis is away: so is the reply, for now
             if kept is not None:
-                self._resolve(_DEC.decode(kept))
+                self._resolve(kept)
             elif holder not in (None, owner):  # (none: it lapsed, or Redis lost it: wait)
                 raise _Gone
             elif holder == owner and time.monotonic() > resend:
@@ -806,8 +836,32 @@ class RedisBackend(Backend):
                 with contextlib.suppress(RedisError):
                     await self._publish(command_channel(room), payload)
 
-    async def _serve_command(self, room: str, data: Any) -> None:
-        to, rid = data["from"], data["rid"]
+    async def _until_done(self, fut: asyncio.Future[Any], timeout: float) -> None:
+        """Wait for `fut` at most `timeout` seconds, neither cancelling nor wrapping it:
+        `asyncio.wait((fut,), timeout=...)` without its set, and its getpid system call."""
+        if fut.done():
+            return
+        waiter = self._loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        timer = self._loop.call_later(timeout, wake)
+        fut.add_done_callback(wake)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            fut.remove_done_callback(wake)
+
+    async def _serve_command(self, room: str, data: bytes) -> None:
+        try:
+            forwarded = _FORWARDED.decode(data)
+        except msgspec.DecodeError:
+            log.warning("dropped a malformed command for room %s: %r", room, data[:200])
+            return
+        to, rid = forwarded.sender, forwarded.rid
         key = (to, rid)
         if key in self._served:
             done = self._served[key]
@@ -828,7 +882,13 @@ class RedisBackend(Backend):
             return _Reply(reply_key(to, rid), reply_channel(to), body)
 
         try:
-            cmd = msgspec.convert(data["cmd"], CommandType)
+            try:
+                cmd = _CMD.decode(forwarded.cmd)
+            except msgspec.DecodeError as exc:
+                log.warning("room %s: a forwarded command I cannot read: %s", room, exc)
+                raise E.UnavailableError(
+                    f"the room's server cannot read this command ({exc}): another version?"
+                ) from None
             actor = self._actors.get(room)
             if actor is None:
                 raise _Retry

@@ -33,6 +33,11 @@ for _, room in ipairs(redis.call('hkeys', KEYS[1])) do
 end
 return out
 """)
+# KEYS[1] the reply's key; ARGV: data, time to live ms, channel. One command and one reply.
+_KEEP_AND_PUBLISH = Script("""
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return redis.call('publish', ARGV[3], ARGV[1])
+""")
 Signal = Callable[[], None]
 
 
@@ -103,9 +108,7 @@ class StandaloneLink(Link):
         return n
 
     async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
-        kept = self._commands.execute("SET", key, data, "PX", px)
-        sent = self._commands.execute("PUBLISH", channel, data)
-        await asyncio.gather(kept, sent)
+        await self._commands.script(_KEEP_AND_PUBLISH, [key], [data, px, channel])
 
     async def subscribe(self, channel: str) -> None:
         await self._sub.subscribe(channel)

@@ -26,11 +26,13 @@ from server.backends.redis import (
     LOBBY,
     SECRET,
     RedisBackend,
+    command_channel,
     event_channel,
     lease_key,
     log_key,
     record_key,
     record_log_key,
+    reply_channel,
     snap_key,
 )
 from tests.support.redis import RedisServer, committed_log, lease_owner, snapshot_seq
@@ -226,6 +228,29 @@ async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
         with pytest.raises(E.NotStartedError):  # (errors commit nothing either)
             await bo.ask(C.Legal, room=room)
         assert len(answered) == 1
+
+
+async def test_garbage_on_the_command_and_reply_channels_changes_nothing(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """Anything with access to Redis may publish: what is not a command or an answer is
+    dropped, and both processes go on serving the room."""
+    url, r = db
+    async with processes(url) as (a, b):
+        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
+        room = await create(ada, "qwixx", 2)
+        await ada.ask(C.Join, room=room)
+        await bo.ask(C.Join, room=room)
+        before = snapshot_seq(r, room)
+        junk = [b"", b"\xc1", b"not msgpack", msgspec.msgpack.encode({"from": 1, "rid": "x"})]
+        junk.append(msgspec.msgpack.encode({"from": "p", "rid": 1, "cmd": {"type": "nope"}}))
+        for data in junk:
+            assert r.publish(command_channel(room), data) == 1
+            r.publish(reply_channel(backend(b).proc), data)
+        await asyncio.sleep(0.2)
+        assert snapshot_seq(r, room) == before
+        chat = await bo.ask(C.SendChat, room=room, text="still here")
+        assert chat.seq == before + 1 == snapshot_seq(r, room)
 
 
 async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.Redis]) -> None:

@@ -442,7 +442,7 @@ class RedisBackend(Backend):
             fut.set_exception(_Retry())
         else:
             err = answer.error or {}
-            cls = E.by_code(err.get("code", "")) or E.InternalError
+            cls = E.by_code(err.get("code", 0)) or E.InternalError
             message = err.get("message", "the room's server failed")
             fut.set_exception(cls(message, rule=err.get("rule")))
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -200,6 +201,15 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
         await eventually(lambda: numsub() == 0)
 
 
+async def two_seats(a: Server, b: Server, **fields: Any) -> tuple[Member, Member, str]:
+    """Ada on A creates a 2-seat Qwixx room (A owns it), Bo on B takes the other seat."""
+    ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
+    room = await create(ada, "qwixx", 2, **fields)
+    await ada.ask(C.Join, room=room)
+    await bo.ask(C.Join, room=room)
+    return ada, bo, room
+
+
 async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
     db: tuple[str, redis.Redis],
 ) -> None:
@@ -208,10 +218,7 @@ async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
     commits nothing (`legal`) is answered on its own."""
     url, r = db
     async with processes(url) as (a, b):
-        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
-        room = await create(ada, "qwixx", 2)
-        await ada.ask(C.Join, room=room)
-        await bo.ask(C.Join, room=room)
+        _, bo, room = await two_seats(a, b)
         owner = backend(a)
         link = owner.link
         answered: list[str] = []
@@ -237,10 +244,7 @@ async def test_garbage_on_the_command_and_reply_channels_changes_nothing(
     dropped, and both processes go on serving the room."""
     url, r = db
     async with processes(url) as (a, b):
-        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
-        room = await create(ada, "qwixx", 2)
-        await ada.ask(C.Join, room=room)
-        await bo.ask(C.Join, room=room)
+        _, bo, room = await two_seats(a, b)
         before = snapshot_seq(r, room)
         junk = [b"", b"\xc1", b"not msgpack", msgspec.msgpack.encode({"from": 1, "rid": "x"})]
         junk.append(msgspec.msgpack.encode({"from": "p", "rid": 1, "cmd": {"type": "nope"}}))
@@ -329,10 +333,7 @@ async def test_an_owner_that_lost_its_lease_writes_nothing_more(
     commit is fenced off; the command that made it is run again, once, by B."""
     url, r = db
     async with processes(url, lease_ms=60_000) as (a, b):
-        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
-        room = await create(ada, "qwixx", 2)
-        await ada.ask(C.Join, room=room)
-        await bo.ask(C.Join, room=room)
+        ada, bo, room = await two_seats(a, b)
         before = snapshot_seq(r, room)
 
         r.delete(lease_key(room))  # as if it had expired
@@ -360,10 +361,7 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
     and token secret, and B's players carry on."""
     url, r = db
     async with processes(url) as (a, b):
-        ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
-        room = await create(ada, "qwixx", 2, turn_window=600)
-        await ada.ask(C.Join, room=room)
-        await bo.ask(C.Join, room=room)
+        ada, bo, room = await two_seats(a, b, turn_window=600)
         await ada.ask(C.Start, room=room)
         secret = r.get(SECRET)
         seq = snapshot_seq(r, room)

@@ -255,6 +255,17 @@ _FORWARDED = msgspec.msgpack.Decoder(_Forwarded)
 _ANSWER = msgspec.msgpack.Decoder(_Answer)
 
 
+def _read_command(room: str, raw: msgspec.Raw) -> Command:
+    try:
+        cmd: Command = _CMD.decode(raw)
+    except msgspec.DecodeError as exc:
+        log.warning("room %s: a forwarded command I cannot read: %s", room, exc)
+        raise E.UnavailableError(
+            f"the room's server cannot read this command ({exc}): another version?"
+        ) from None
+    return cmd
+
+
 class _Reply(msgspec.Struct):
     """A forwarded command's reply that rides with the commit its command made."""
 
@@ -882,13 +893,7 @@ class RedisBackend(Backend):
             return _Reply(reply_key(to, rid), reply_channel(to), body)
 
         try:
-            try:
-                cmd = _CMD.decode(forwarded.cmd)
-            except msgspec.DecodeError as exc:
-                log.warning("room %s: a forwarded command I cannot read: %s", room, exc)
-                raise E.UnavailableError(
-                    f"the room's server cannot read this command ({exc}): another version?"
-                ) from None
+            cmd = _read_command(room, forwarded.cmd)
             actor = self._actors.get(room)
             if actor is None:
                 raise _Retry

@@ -2,6 +2,7 @@
 
     python -m bench.redis_hop [--rooms 8] [--seats 4] [--game qwixx] [--think-ms 100]
                               [--warmup 5] [--seconds 30] [--rounds 1] [--json FILE]
+                              [--split seats|rooms]
 
 One run, the same load twice, one after the other:
 
@@ -25,7 +26,14 @@ closed by their deadline are excluded (and counted: there should be none).
 
 CPU: utime + stime from /proc/<pid>/stat of every server process, and of redis-server in
 (b), read at the start and end of the measured span, divided by the room messages the
-seats received in that span (one delivery = one message to one seat).
+seats received in that span (one delivery = one message to one seat). Sleeps: the
+servers' voluntary context switches in the span per delivery, i.e. how often a process
+went to sleep in epoll and had to be woken; on a VM each costs far more than the system
+calls around it (docs/benchmarks.md, "Redis hop").
+
+`--split rooms` seats every seat of a room on its owner's process instead: Redis then
+carries only the commits, the floor of any design that makes each commit durable in Redis
+before it is shown.
 
 Targets (issue 6): the Redis hop adds at most 2 ms to the p50 latency, and the CPU per
 delivered event rises by at most 40 %. Exit status 1 when a target is missed.
@@ -79,6 +87,18 @@ def cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def sleeps(pid: int) -> int:
+    """Voluntary context switches of all of `pid`'s threads so far: each is the process
+    going to sleep (an event loop waiting in epoll) and, later, being woken."""
+    total = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            for line in status.read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+    return total
 
 
 def _wait(ready: Any, what: str, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
@@ -241,11 +261,12 @@ class Seat:
 
 
 async def room_slot(
-    slot: int, urls: list[str], seats: int, game: str, think: float, probe: Probe
+    slot: int, urls: list[str], seats: int, game: str, think: float, probe: Probe, split: bool
 ) -> None:
-    """Games one after the other in new rooms; seat i sits on urls[(slot + i) % len]."""
+    """Games one after the other in new rooms; seat i sits on urls[(slot + i) % len], or
+    every seat on urls[slot % len] unless `split`."""
     rng = random.Random(slot)
-    seat_urls = [urls[(slot + i) % len(urls)] for i in range(seats)]
+    seat_urls = [urls[(slot + (i if split else 0)) % len(urls)] for i in range(seats)]
     owner = seat_urls[0]  # seat 0 creates the room: its process owns it
     clients = [await Client(url, name=f"s{slot}-{i}").connect() for i, url in enumerate(seat_urls)]
     players = [Seat(c, game, think, random.Random(rng.random())) for c in clients]
@@ -273,6 +294,7 @@ class Result:
     far: list[float]
     deliveries: int
     cpu: dict[str, float]
+    sleeps: dict[str, int]
     seconds: float
     games: int
     by_deadline: int
@@ -289,6 +311,9 @@ class Result:
 
     def total_cpu(self) -> float:
         return sum(self.cpu.values())
+
+    def server_sleeps(self) -> int:
+        return sum(v for k, v in self.sleeps.items() if k.startswith("dicehall"))
 
 
 def pct(values: list[float], q: float) -> float:
@@ -307,10 +332,11 @@ async def measure(
     think: float,
     warmup: float,
     seconds: float,
+    split: bool,
 ) -> Result:
     probe = Probe()
     slots = [
-        asyncio.get_running_loop().create_task(room_slot(k, urls, seats, game, think, probe))
+        asyncio.get_running_loop().create_task(room_slot(k, urls, seats, game, think, probe, split))
         for k in range(rooms)
     ]
     try:
@@ -319,12 +345,14 @@ async def measure(
             if task.done():
                 task.result()  # a slot that died: raise its error now
         before = {k: cpu_seconds(pid) for k, pid in pids.items()}
+        slept = {k: sleeps(pid) for k, pid in pids.items()}
         own = time.process_time()
         probe.start = time.monotonic()
         await asyncio.sleep(seconds)  # the span is a fixed length of wall time
         probe.end = time.monotonic()
         own = time.process_time() - own
         after = {k: cpu_seconds(pid) for k, pid in pids.items()}
+        slept = {k: sleeps(pid) - slept[k] for k, pid in pids.items()}
         for task in slots:
             if task.done():
                 task.result()
@@ -338,6 +366,7 @@ async def measure(
         far=probe.far,
         deliveries=probe.deliveries,
         cpu={k: after[k] - before[k] for k in pids},
+        sleeps=slept,
         seconds=probe.end - probe.start,
         games=probe.games,
         by_deadline=probe.by_deadline,
@@ -347,9 +376,9 @@ async def measure(
 
 
 async def run(
-    rooms: int, seats: int, game: str, think: float, warmup: float, seconds: float
+    rooms: int, seats: int, game: str, think: float, warmup: float, seconds: float, split: bool
 ) -> tuple[Result, Result]:
-    args = (rooms, seats, game, think, warmup, seconds)
+    args = (rooms, seats, game, think, warmup, seconds, split)
     with dicehall_server() as (url, pid):
         memory = await measure("memory", [url], {"dicehall": pid}, *args)
     with (
@@ -373,6 +402,7 @@ def report(memory: Result, redis: Result) -> tuple[str, dict[str, Any], bool]:
         lat = r.latencies
         per_event = 1e6 * r.server_cpu() / r.deliveries
         with_redis = 1e6 * r.total_cpu() / r.deliveries
+        slept = r.server_sleeps() / r.deliveries
         out[r.name] = {
             "windows_timed": len(lat),
             "p50_ms": pct(lat, 0.5),
@@ -390,13 +420,15 @@ def report(memory: Result, redis: Result) -> tuple[str, dict[str, Any], bool]:
             "cpu_seconds": r.cpu,
             "server_cpu_us_per_event": per_event,
             "total_cpu_us_per_event": with_redis,
+            "server_sleeps_per_event": slept,
+            "sleeps": r.sleeps,
         }
         o = out[r.name]
         far = f"{o['far_p50_ms']:.2f}" if o["far_p50_ms"] is not None else "-"
         rows.append(
             f"| {r.name} | {len(lat)} | {o['p50_ms']:.2f} | {o['p95_ms']:.2f} | "
             f"{o['near_p50_ms']:.2f} / {far} | {r.deliveries / r.seconds:.0f} | "
-            f"{per_event:.1f} | {with_redis:.1f} |"
+            f"{per_event:.1f} | {with_redis:.1f} | {slept:.2f} |"
         )
     m, r = out["memory"], out["redis"]
     p50_added = r["p50_ms"] - m["p50_ms"]
@@ -413,8 +445,9 @@ def report(memory: Result, redis: Result) -> tuple[str, dict[str, Any], bool]:
     table = "\n".join(
         [
             "| backend | windows timed | p50 (ms) | p95 (ms) | p50 owner's / other process "
-            "(ms) | deliveries/s | server CPU/event (µs) | incl. Redis (µs) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "(ms) | deliveries/s | server CPU/event (µs) | incl. Redis (µs) | "
+            "server sleeps/event |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
     )
@@ -448,6 +481,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
     p.add_argument("--seconds", type=float, default=30.0, help="measured seconds per backend")
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument(
+        "--split",
+        choices=("seats", "rooms"),
+        default="seats",
+        help="seats: each room's seats alternate between the two processes (the issue's "
+        "load); rooms: every seat of a room on its owner's process, owners still "
+        "alternating, so Redis carries only the commits: the floor of any design that "
+        "makes each commit durable in Redis before delivering it",
+    )
     p.add_argument(
         "--rounds",
         type=int,
@@ -485,7 +527,7 @@ def one_round(a: argparse.Namespace) -> tuple[dict[str, Any], bool]:
     """The same load on the memory backend, then on two Redis-backed processes."""
     load_before = os.getloadavg()[0]
     memory, redis = asyncio.run(
-        run(a.rooms, a.seats, a.game, a.think_ms / 1000, a.warmup, a.seconds)
+        run(a.rooms, a.seats, a.game, a.think_ms / 1000, a.warmup, a.seconds, a.split == "seats")
     )
     text, figures, met = report(memory, redis)
     figures["load_average"] = [load_before, os.getloadavg()[0]]

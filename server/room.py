@@ -326,6 +326,16 @@ class RoomCore:
             commitment=self.state.commitment() if self.state is not None else None,
         )
 
+    def lobby_key(self) -> tuple[Any, ...]:
+        """What of `info()` can change after creation (commitment only with status):
+        equal keys, equal lobby entries. A commit compares it instead of building the
+        entry: most commits change nothing the lobby shows."""
+        return (
+            self.status,
+            self.spectators,
+            tuple((s.kind, s.name, s.connected > 0) for s in self.seats),
+        )
+
     def open_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.kind == "open"]
 

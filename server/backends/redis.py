@@ -325,8 +325,8 @@ class RedisBackend(Backend):
         self._owners: dict[str, bytes] = {}
         """The process last known to own each room that commands were forwarded to: no
         GET of the lease per command (a stale entry costs one retry)."""
-        self._lobby: dict[str, bytes] = {}
-        """Each owned room's lobby entry as last written: most commits leave it as it is."""
+        self._lobby: dict[str, tuple[Any, ...]] = {}
+        """Each owned room's `lobby_key` as last written: most commits leave it as it is."""
         self._record_written: dict[str, int] = {}
         """Each owned room's record log bytes already in Redis: a commit appends the rest."""
         self._pending: dict[int, tuple[asyncio.Future[Any], Any]] = {}
@@ -614,14 +614,14 @@ class RedisBackend(Backend):
 
     async def _list(self, core: RoomCore) -> None:
         """Keep the room's lobby entry as the room is (gone once the game is over)."""
-        entry = b"" if core.status == "over" else _ENC.encode(core.info())
-        if self._lobby.get(core.id) == entry:
+        key = core.lobby_key()
+        if self._lobby.get(core.id) == key:
             return
-        if entry:
-            await self.link.command("HSET", LOBBY, core.id, entry)
-        else:
+        if core.status == "over":
             await self.link.command("HDEL", LOBBY, core.id)
-        self._lobby[core.id] = entry
+        else:
+            await self.link.command("HSET", LOBBY, core.id, _ENC.encode(core.info()))
+        self._lobby[core.id] = key
 
     async def _write(
         self,

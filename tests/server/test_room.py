@@ -230,6 +230,29 @@ def test_house_bots_do_not_keep_a_finished_room_from_being_deserted() -> None:
     assert core.deserted
 
 
+def test_the_lobby_key_changes_whenever_the_lobby_entry_does() -> None:
+    """The Redis backend rewrites a room's lobby entry only when `lobby_key` changes."""
+    core = room("qwixx", 3)
+    seen = [(core.lobby_key(), core.info())]
+
+    def step(*_: object) -> None:
+        key, info = core.lobby_key(), core.info()
+        if info != seen[-1][1]:
+            assert key != seen[-1][0], f"{info} is new, its key is not"
+        seen.append((key, info))
+
+    step(core.join("ann", None, "n0", T0))
+    step(core.add_bots("random", 1, T0))
+    step(core.join("bob", 2, "n2", T0))
+    step(core.set_connected(2, -1))
+    step(core.spectate(1))
+    step(core.start(T0))
+    step(core.leave(0))
+    step(play_out(core, random.Random(5)))
+    assert core.status == "over"
+    assert len({info.status for _, info in seen}) == 3, "open, playing and over were seen"
+
+
 def test_presence_is_announced_only_when_it_changes() -> None:
     core, _ = full("qwixx", 2)
     assert core.set_connected(0, +1) == []  # a second connection on the same seat

@@ -3,7 +3,10 @@
 - A room is owned by one process at a time: a lease key with a TTL that the owner renews.
   Only the owner runs the room's actor.
 - Commands from sessions on other processes reach the owner on the room's command channel;
-  the owner answers on the asking process's reply channel and in a short-lived reply key.
+  the owner answers on the asking process's reply channel and in a short-lived reply key
+  (when no process hears a command, the script that published it answers "retry" there).
+  Neither side waits for Redis's reply to these: the answer is the next thing the asker
+  hears, and a process woken for nothing is what this hop costs most (docs/benchmarks.md).
   Pub/sub drops what arrives while a connection is down, so the asker sends a command again
   each second until answered (the owner runs each one once) and reads the key if the
   published answer went missing. A command that may have run on an owner that is gone is
@@ -66,7 +69,7 @@ from ..commands import (
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
-from .redis_link import ClusterLink, Link, StandaloneLink
+from .redis_link import ClusterLink, Link, StandaloneLink, Unheard
 from .resp import Script
 
 log = logging.getLogger("dicehall.redis")
@@ -300,7 +303,8 @@ class RedisBackend(Backend):
         self.over_seconds = min(over_seconds, idle_seconds)
         """As in the memory backend: a finished game nobody is in closes sooner."""
         self.proc = proc or secrets.token_hex(6)
-        self._replies = reply_channel(self.proc).encode()
+        self._reply_channel = reply_channel(self.proc)
+        self._replies = self._reply_channel.encode()
         self._reply_ms = 2 * lease_ms + 5000
         """How long a reply is kept for an asker whose pub/sub connection missed it."""
         self._own_events = _ENC.encode({"from": self.proc, "out": []})[:-1]
@@ -401,9 +405,6 @@ class RedisBackend(Backend):
         task = self._loop.create_task(job)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    async def _publish(self, channel: str, data: Any) -> int:
-        return await self.link.publish(channel, _ENC.encode(data))
 
     def _link_down(self) -> None:
         self._healthy = False
@@ -794,16 +795,19 @@ class RedisBackend(Backend):
         rid = next(self._ids)
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[rid] = (fut, RESULTS.get(type(cmd)))
-        payload = {"from": self.proc, "rid": rid, "cmd": cmd}
+        data = _ENC.encode({"from": self.proc, "rid": rid, "cmd": cmd})
+        # Nobody heard it: the owner is gone, and this process is told to wait it out.
+        retry = _ENC.encode({"rid": rid, "ok": False, "retry": True})
+        unheard = Unheard(reply_key(self.proc, rid), self._reply_channel, retry, self._reply_ms)
         try:
             try:
                 try:
-                    sent: int | None = await self._publish(command_channel(room), payload)
+                    heard = await self.link.forward(command_channel(room), data, unheard)
                 except RedisError:
-                    sent = None  # maybe sent: `_reply` sends it again, the owner runs it once
-                if sent == 0:
-                    raise _Retry  # nobody got it: the owner is gone, wait it out
-                return await self._reply(fut, room, owner, rid, payload)
+                    heard = None  # maybe sent: `_reply` sends it again, the owner runs it once
+                if heard is False:
+                    raise _Retry
+                return await self._reply(fut, room, owner, rid, data)
             except (RedisError, _Gone) as exc:
                 self._owners.pop(room, None)
                 if isinstance(cmd, RETRY_SAFE):
@@ -816,7 +820,7 @@ class RedisBackend(Backend):
             self._pending.pop(rid, None)
 
     async def _reply(
-        self, fut: asyncio.Future[Any], room: str, owner: bytes, rid: int, payload: Any
+        self, fut: asyncio.Future[Any], room: str, owner: bytes, rid: int, data: bytes
     ) -> Any:
         """The owner's answer, from pub/sub or, if that lost it, from its reply key; `_Gone`
         once another process holds the lease (the owner died or left), or after two leases
@@ -845,7 +849,7 @@ class RedisBackend(Backend):
             elif holder == owner and time.monotonic() > resend:
                 resend = time.monotonic() + 1.0
                 with contextlib.suppress(RedisError):
-                    await self._publish(command_channel(room), payload)
+                    await self.link.forward(command_channel(room), data, None)
 
     async def _until_done(self, fut: asyncio.Future[Any], timeout: float) -> None:
         """Wait for `fut` at most `timeout` seconds, neither cancelling nor wrapping it:
@@ -924,7 +928,7 @@ class RedisBackend(Backend):
         data = _ENC.encode(reply)
         while True:
             try:
-                await self.link.keep_and_publish(reply_key(to, rid), data, keep, reply_channel(to))
+                await self.link.answer(reply_key(to, rid), data, keep, reply_channel(to))
                 return
             except RedisError:
                 if time.monotonic() > give_up:

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
@@ -33,12 +33,27 @@ for _, room in ipairs(redis.call('hkeys', KEYS[1])) do
 end
 return out
 """)
-# KEYS[1] the reply's key; ARGV: data, time to live ms, channel. One command and one reply.
-_KEEP_AND_PUBLISH = Script("""
-redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return redis.call('publish', ARGV[3], ARGV[1])
-""")
+# KEYS[1] the asker's reply key. ARGV: the command channel, the command, the asker's reply
+# channel, the answer that says "not run, try again", its time to live in ms. Run by its
+# source (its reply skipped, a NOSCRIPT would go unseen); a standalone Redis only (it
+# publishes on channels that are not its keys).
+_FORWARD = """
+if redis.call('publish', ARGV[1], ARGV[2]) > 0 then return 1 end
+redis.call('set', KEYS[1], ARGV[4], 'PX', ARGV[5])
+redis.call('publish', ARGV[3], ARGV[4])
+return 0
+"""
 Signal = Callable[[], None]
+
+
+class Unheard(NamedTuple):
+    """What the asker of a forwarded command gets when no process hears the command: an
+    answer kept in `key` for `px` ms and published on `channel` (its reply channel)."""
+
+    key: str
+    channel: str
+    answer: bytes
+    px: int
 
 
 class Link(ABC):
@@ -64,12 +79,16 @@ class Link(ABC):
         """The rooms of the hash `rooms_key` whose lease key does not exist."""
 
     @abstractmethod
-    async def publish(self, channel: str, data: bytes) -> int:
-        """-> how many processes' subscriptions got it."""
+    async def forward(self, channel: str, data: bytes, unheard: Unheard | None) -> bool | None:
+        """Publish a command for a room's owner. -> False if no process heard it (and then
+        `unheard`, if given, is not sent), True if one did, None if that is not known here:
+        then, if none did, `unheard` reaches the asker (the standalone link: no reply to
+        wait for, the command's answer is the next thing this process hears)."""
 
     @abstractmethod
-    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
-        """SET key data PX px, then publish data on channel: one round trip."""
+    async def answer(self, key: str, data: bytes, px: int, channel: str) -> None:
+        """SET key data PX px, then publish data on channel, not waiting for Redis where
+        it can: the asker reads the key, or sends its command again, if it goes missing."""
 
     @abstractmethod
     async def subscribe(self, channel: str) -> None:
@@ -103,12 +122,17 @@ class StandaloneLink(Link):
         found = await self._commands.script(_ORPHANS, [rooms_key], [prefix, suffix])
         return [room.decode() for room in found]
 
-    async def publish(self, channel: str, data: bytes) -> int:
-        n: int = await self._commands.execute("PUBLISH", channel, data)
-        return n
+    async def forward(self, channel: str, data: bytes, unheard: Unheard | None) -> bool | None:
+        if unheard is None:
+            await self._commands.send("PUBLISH", channel, data)
+        else:
+            key, to, answer, px = unheard
+            await self._commands.send("EVAL", _FORWARD, 1, key, channel, data, to, answer, px)
+        return None
 
-    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
-        await self._commands.script(_KEEP_AND_PUBLISH, [key], [data, px, channel])
+    async def answer(self, key: str, data: bytes, px: int, channel: str) -> None:
+        await self._commands.send("SET", key, data, "PX", px)
+        await self._commands.send("PUBLISH", channel, data)
 
     async def subscribe(self, channel: str) -> None:
         await self._sub.subscribe(channel)
@@ -158,11 +182,11 @@ class ClusterLink(Link):
         leased = await pipe.execute()
         return [room for room, held in zip(rooms, leased, strict=True) if not held]
 
-    async def publish(self, channel: str, data: bytes) -> int:
+    async def forward(self, channel: str, data: bytes, unheard: Unheard | None) -> bool | None:
         n: int = await self.redis.spublish(channel, data)
-        return n
+        return n > 0
 
-    async def keep_and_publish(self, key: str, data: bytes, px: int, channel: str) -> None:
+    async def answer(self, key: str, data: bytes, px: int, channel: str) -> None:
         # key and channel share a hash tag: one node, one pipeline
         pipe = self.redis.pipeline(transaction=False)
         pipe.set(key, data, px=px)

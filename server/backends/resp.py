@@ -37,6 +37,8 @@ _pack = cast(Callable[[tuple[Any, ...]], bytes], hiredis.pack_command)
 PUSHES = frozenset((b"message", b"subscribe", b"unsubscribe"))
 """Replies a subscribed connection gets that no command of ours waits for in order."""
 
+_SKIP = _pack(("CLIENT", "REPLY", "SKIP"))
+
 
 class Script:
     """A Lua script run by its SHA1 (EVALSHA), loaded again when Redis has forgotten it."""
@@ -71,6 +73,9 @@ class RespConnection(asyncio.Protocol):
         self._out: list[bytes] = []
         self._connecting: asyncio.Future[None] | None = None
         self._closed = False
+        self._skips = False
+        """Redis lets this connection skip replies (CLIENT REPLY): asked on each connect,
+        since an ACL or a Redis-like server may refuse it."""
 
     @staticmethod
     def _new_reader() -> Any:
@@ -86,6 +91,20 @@ class RespConnection(asyncio.Protocol):
             await self._connect()
         return await self._send(_pack(args))
 
+    async def send(self, *args: Any) -> None:
+        """Send one command and have Redis skip its reply (CLIENT REPLY SKIP), so that no
+        reply wakes this process for it. Nothing tells whether it ran: only for what the
+        protocol sends again when it goes missing. (Where replies cannot be skipped, the
+        reply is awaited.)"""
+        if not self._ready:
+            await self._connect()
+        if not self._skips:
+            await self._send(_pack(args))
+            return
+        if self._transport is None:
+            raise ConnectionError("not connected to Redis")
+        self._queue(_SKIP + _pack(args))
+
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         try:
             return await self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
@@ -97,13 +116,16 @@ class RespConnection(asyncio.Protocol):
     def _send(self, command: bytes) -> asyncio.Future[Any]:
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
-        loop = self._loop
-        fut = loop.create_future()
+        fut = self._loop.create_future()
         self._waiters.append(fut)
-        if not self._out:
-            loop.call_soon(self._flush)
-        self._out.append(command)
+        self._queue(command)
         return fut
+
+    def _queue(self, command: bytes) -> None:
+        """To be written at the end of this turn of the event loop, with the others."""
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(command)
 
     def _flush(self) -> None:
         out, self._out = self._out, []
@@ -147,6 +169,11 @@ class RespConnection(asyncio.Protocol):
             await self._send(_pack(("AUTH", *self._auth)))
         if self._db:
             await self._send(_pack(("SELECT", self._db)))
+        try:
+            await self._send(_pack(("CLIENT", "REPLY", "ON")))
+            self._skips = True
+        except ResponseError:
+            self._skips = False
         await self._opened()
 
     async def _opened(self) -> None:
@@ -232,9 +259,7 @@ class RespSubscriber(RespConnection):
             ack = loop.create_future()
             self._acks.setdefault(name, deque()).append(ack)
             acks.append(ack)
-        if not self._out:
-            loop.call_soon(self._flush)
-        self._out.append(_pack((verb, *names)))
+        self._queue(_pack((verb, *names)))
         await asyncio.gather(*acks)
 
     async def _opened(self) -> None:

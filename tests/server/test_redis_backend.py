@@ -222,19 +222,45 @@ async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
         owner = backend(a)
         link = owner.link
         answered: list[str] = []
-        keep_and_publish = link.keep_and_publish
+        answer = link.answer
 
         async def counted(key: str, data: bytes, px: int, channel: str) -> None:
             answered.append(key)
-            await keep_and_publish(key, data, px, channel)
+            await answer(key, data, px, channel)
 
-        link.keep_and_publish = counted  # type: ignore[method-assign]
+        link.answer = counted  # type: ignore[method-assign]
         chat = await bo.ask(C.SendChat, room=room, text="one trip")
         assert bo.stream(room)[-1].seq == chat.seq, "the message came before the reply"
         assert answered == [] and r.get(snap_key(room)) is not None
         with pytest.raises(E.NotStartedError):  # (errors commit nothing either)
             await bo.ask(C.Legal, room=room)
         assert len(answered) == 1
+
+
+async def test_a_command_nobody_hears_is_sent_again_until_the_owner_hears_it(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """The asker does not wait for Redis to count who heard a forwarded command: when
+    nobody did, the script that published it answers "retry" (kept and published), and
+    the asker sends it again until the owner hears it. It runs once."""
+    url, r = db
+    async with processes(url) as (a, b):
+        ada, bo, room = await two_seats(a, b)
+        owner = backend(a)
+        await owner.link.unsubscribe(command_channel(room))  # deaf for a while
+        said = asyncio.ensure_future(bo.ask(C.SendChat, room=room, text="again"))
+        replies = f"dh:{{proc-{backend(b).proc}}}:reply:*"
+
+        def told_to_retry() -> int:
+            answers = [msgspec.msgpack.decode(r.get(k)) for k in r.keys(replies)]
+            return sum(x.get("retry", False) and not x["ok"] for x in answers)
+
+        await eventually(lambda: told_to_retry() >= 2)
+        assert not said.done()
+        await owner.link.subscribe(command_channel(room))
+        chat = await asyncio.wait_for(said, 10)
+        chats = [m for m in ada.stream(room) if isinstance(m, Chat)]
+        assert [(c.seq, c.text) for c in chats] == [(chat.seq, "again")]
 
 
 async def test_garbage_on_the_command_and_reply_channels_changes_nothing(

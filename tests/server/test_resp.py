@@ -70,6 +70,41 @@ async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: Resp
     assert results[1] == b"text"
 
 
+async def test_a_command_sent_without_its_reply_runs_and_the_other_replies_still_match(
+    conn: RespConnection, db: tuple[str, redis.Redis]
+) -> None:
+    """`send` asks Redis to skip the reply (what would wake the process for nothing); an
+    error it causes is skipped too, and every awaited reply still reaches its caller."""
+    await conn.execute("SET", "s", "text")
+    asked = [conn.send("INCR", "n"), conn.execute("GET", "s"), conn.send("INCR", "s")]
+    asked += [conn.send("INCR", "n"), conn.execute("INCR", "n")]
+    results = await asyncio.gather(*asked)
+    assert results == [None, b"text", None, None, 3]
+    assert db[1].get("n") == b"3"
+
+
+async def test_where_replies_cannot_be_skipped_send_waits_for_them(
+    redis_server: RedisServer,
+) -> None:
+    """An ACL (or a Redis-like server) may refuse CLIENT REPLY: then `send` is `execute`
+    without the result, and an error it causes raises."""
+    db = redis_server.fresh_db()
+    admin = redis_server.client(db)
+    user = f"no-client-{db}"
+    admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
+                      commands=["+@all", "-client"])  # fmt: skip
+    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
+    try:
+        await conn.send("SET", "k", "v")
+        assert admin.get("k") == b"v"
+        with pytest.raises(ResponseError):
+            await conn.send("INCR", "k")
+        assert await conn.execute("GET", "k") == b"v"
+    finally:
+        await conn.close()
+        admin.acl_deluser(user)
+
+
 async def test_a_script_is_loaded_again_when_redis_forgot_it(
     conn: RespConnection, db: tuple[str, redis.Redis]
 ) -> None:

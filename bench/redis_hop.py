@@ -360,7 +360,9 @@ async def measure(
 ) -> Result:
     probe = Probe()
     slots = [
-        asyncio.get_running_loop().create_task(room_slot(k, urls, seats, game, think, probe, split))
+        asyncio.get_running_loop().create_task(
+            room_slot(k, urls, seats, game, think, probe, split), name=f"room-slot-{k}"
+        )
         for k in range(rooms)
     ]
     try:

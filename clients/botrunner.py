@@ -241,7 +241,8 @@ async def play_game(cfg: BotConfig) -> GameReport:
         await bot.join(room, seat)
         bots.append(bot)
         runs.append(asyncio.get_running_loop().create_task(bot.run()))
-        await asyncio.wait_for(bot.joined.wait(), JOIN_TIMEOUT)
+        async with asyncio.timeout(JOIN_TIMEOUT):
+            await bot.joined.wait()
         return bot
 
     try:

@@ -395,7 +395,8 @@ class Client:
     async def receive(self, timeout: float | None = None) -> Delivery:
         """The next room message (or `RoomLost`); raises `ClientClosed` (or the error that
         ended the client) once the stream is over, `TimeoutError` after `timeout`."""
-        item = await asyncio.wait_for(self._queue.get(), timeout)
+        async with asyncio.timeout(timeout):
+            item = await self._queue.get()
         if isinstance(item, _End):
             self._queue.put_nowait(item)
             if item.error is not None:
@@ -545,12 +546,14 @@ class Client:
         try:
             if ws.subprotocol != wanted:
                 with contextlib.suppress(ConnectionClosed, TimeoutError):
-                    await asyncio.wait_for(ws.recv(), self.open_timeout)
+                    async with asyncio.timeout(self.open_timeout):
+                        await ws.recv()
                 raise ConnectError(
                     f"the server did not accept {wanted}: closed {ws.close_code} "
                     f"{ws.close_reason or ''}".rstrip()
                 )
-            frame = await asyncio.wait_for(ws.recv(), self.open_timeout)
+            async with asyncio.timeout(self.open_timeout):
+                frame = await ws.recv()
             conn = ClientConnection(
                 self.encoding, self.limits, first_id=1, last_seqs=self._last_seqs
             )
@@ -628,7 +631,8 @@ class Client:
         """Tear a link down: socket closed, its tasks stopped, in-flight requests failed."""
         self._mark_closed(link)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(link.ws.close(), self.open_timeout)
+            async with asyncio.timeout(self.open_timeout):
+                await link.ws.close()
         current = asyncio.current_task()
         for task in [*link.tasks, link.reader]:
             if task is not None and task is not current and not task.done():
@@ -666,7 +670,10 @@ class Client:
                 self._mark_closed(link)
                 raise _Unsent(f"the connection to {link.url} dropped") from None
         try:
-            response = await asyncio.wait_for(fut, timeout)
+            # not `asyncio.wait_for`: on CPython 3.11 it returns a reply that arrives as the
+            # caller is cancelled, and the caller's cancellation is lost
+            async with asyncio.timeout(timeout):
+                response = await fut
         except TimeoutError:
             link.waiters.pop(numbered.id, None)
             raise RequestTimeout(

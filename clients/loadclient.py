@@ -302,11 +302,10 @@ async def open_socket(url: str, subprotocol: str, sink: Sink, timeout: float = 1
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     loop = asyncio.get_running_loop()
     context = ssl.create_default_context() if secure else None
-    _, client = await asyncio.wait_for(
-        loop.create_connection(
+    async with asyncio.timeout(timeout):
+        _, client = await loop.create_connection(
             lambda: WsClient(host, path, subprotocol, sink), parts.hostname, port, ssl=context
-        ),
-        timeout,
-    )
-    await asyncio.wait_for(asyncio.shield(client.opened), timeout)
+        )
+    async with asyncio.timeout(timeout):
+        await asyncio.shield(client.opened)
     return client

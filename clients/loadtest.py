@@ -341,7 +341,8 @@ class Seat:
                 fut.set_result(msg)
 
         self.request(what, body, done)
-        return await asyncio.wait_for(fut, timeout)
+        async with asyncio.timeout(timeout):  # (not wait_for: see clients/client.py, _call)
+            return await fut
 
     # --- playing -----------------------------------------------------------------------
 
@@ -552,7 +553,8 @@ class Worker:
             if seat.ws is not None:
                 seat.ws.close(1000)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._all_closed.wait(), 5.0)
+            async with asyncio.timeout(5.0):
+                await self._all_closed.wait()
         for seat in seats:
             if seat.ws is not None and not seat.ws.closed:
                 seat.ws.abort()
@@ -589,7 +591,8 @@ class Worker:
             seat.ws = await open_socket(seat.url, self.codec.subprotocol, seat)
             self._open += 1
             self._all_closed.clear()
-            welcome = await asyncio.wait_for(seat.welcome, 10.0)
+            async with asyncio.timeout(10.0):
+                welcome = await seat.welcome
             self.server_name = welcome.server or "?"
             if "timestamps" not in (welcome.features or []):
                 self.current.errors["no-timestamps-feature"] += 1

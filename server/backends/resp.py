@@ -142,15 +142,19 @@ class RespConnection(asyncio.Protocol):
             self._connecting = asyncio.get_running_loop().create_future()
             connecting = self._connecting
             try:
-                await asyncio.wait_for(self._open(), self._connect_timeout)
-            except (OSError, TimeoutError, ResponseError, ConnectionError) as exc:
+                async with asyncio.timeout(self._connect_timeout):
+                    await self._open()
+            except BaseException as exc:
+                # (cancelled too: whoever waits for this connection must not wait forever)
                 if self._transport is not None:
                     self._transport.abort()
                 self._transport = None
-                error = ConnectionError(f"cannot reach Redis: {exc}")
+                error = ConnectionError(f"cannot reach Redis: {exc!r}")
                 connecting.set_exception(error)
                 connecting.exception()  # seen here; waiters raise their own copy
-                raise error from exc
+                if isinstance(exc, OSError | TimeoutError | ResponseError | ConnectionError):
+                    raise error from exc
+                raise
             finally:
                 self._connecting = None
             self._ready = self._transport is not None  # (it may have dropped already)

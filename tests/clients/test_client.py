@@ -229,6 +229,45 @@ async def test_request_after_a_drop_the_client_has_not_noticed_waits_for_the_rec
         await said_once_after_a_reconnect(client, room, "after the drop")
 
 
+async def test_a_request_cancelled_as_its_reply_arrives_ends_cancelled(
+    server: ServerProcess,
+) -> None:
+    """A bot that cancels a request (its player gave up on a turn, it is closing) must be
+    cancelled even when the reply came in the same turn of the event loop; CPython
+    3.11's `asyncio.wait_for` returned the reply instead, and a task whose only
+    cancellation was swallowed so played on forever."""
+
+    class CancelledOnReply:
+        """The reply's future as the reader sees it: the requesting task is cancelled
+        right after the reply is set, before it could run."""
+
+        def __init__(self, reply: asyncio.Future[Any], task: asyncio.Task[Any]) -> None:
+            self.reply, self.task = reply, task
+
+        def done(self) -> bool:
+            return self.reply.done()
+
+        def set_result(self, value: Any) -> None:
+            self.reply.set_result(value)
+            self.task.cancel()
+
+        def set_exception(self, exc: BaseException) -> None:
+            self.reply.set_exception(exc)
+
+    async with Client(server.ws, name="Cy") as client:
+        for _ in range(3):
+            request = asyncio.create_task(client.games())
+            link = client._link
+            while link is None or not link.waiters:
+                await asyncio.sleep(0)
+                link = client._link
+            (rid, reply), *_ = link.waiters.items()
+            link.waiters[rid] = CancelledOnReply(reply, request)
+            with pytest.raises(asyncio.CancelledError):
+                await request
+        assert await client.games(), "the client goes on working"
+
+
 async def test_first_url_refused_the_next_one_is_used(server: ServerProcess) -> None:
     dead = f"ws://127.0.0.1:{free_port()}/ws"
     async with Client([dead, server.ws]) as client:

@@ -135,6 +135,27 @@ async def test_an_unreachable_redis_is_a_connection_error() -> None:
         await conn.execute("PING")
 
 
+async def test_callers_waiting_for_a_connection_are_told_when_its_opener_is_cancelled() -> None:
+    """The first caller opens the connection and the others wait for it: if the first is
+    cancelled (its client left) while Redis is slow to answer, the others fail at once
+    instead of waiting for ever."""
+    silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    conn = RespConnection(f"redis://127.0.0.1:{port}/0", connect_timeout=30)
+    try:
+        opener = asyncio.ensure_future(conn.execute("PING"))
+        await asyncio.sleep(0.05)
+        waiter = asyncio.ensure_future(conn.execute("PING"))
+        await asyncio.sleep(0.05)
+        opener.cancel()
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(waiter, 5)
+        assert opener.cancelled()
+    finally:
+        await conn.close()
+        silent.close()
+
+
 async def test_a_subscriber_hears_what_is_published_after_subscribing_and_comes_back(
     db: tuple[str, redis.Redis],
 ) -> None:

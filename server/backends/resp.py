@@ -149,7 +149,7 @@ class RespConnection(asyncio.Protocol):
                 if self._transport is not None:
                     self._transport.abort()
                 self._transport = None
-                error = ConnectionError(f"cannot reach Redis: {exc!r}")
+                error = ConnectionError(f"cannot reach Redis: {exc or type(exc).__name__}")
                 connecting.set_exception(error)
                 connecting.exception()  # seen here; waiters raise their own copy
                 if isinstance(exc, OSError | TimeoutError | ResponseError | ConnectionError):

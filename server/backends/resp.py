@@ -38,6 +38,8 @@ PUSHES = frozenset((b"message", b"subscribe", b"unsubscribe"))
 """Replies a subscribed connection gets that no command of ours waits for in order."""
 
 _SKIP = _pack(("CLIENT", "REPLY", "SKIP"))
+_SKIP_REFUSED = "'client|reply'"
+"""In the error Redis answers CLIENT REPLY with once an ACL forbids it."""
 
 
 class Script:
@@ -186,14 +188,27 @@ class RespConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # (uvloop's is no subclass)
         self._reader = self._new_reader()
+        self._skips = False  # until asked
 
     def data_received(self, data: bytes) -> None:
         reader = self._reader
         reader.feed(data)
         while (reply := reader.gets()) is not False:
             self._reply(reply)
+            if self._transport is None:
+                return  # given up (see `_reply`): what follows matches nothing
 
     def _reply(self, reply: Any) -> None:
+        if self._skips and type(reply) is ResponseError and _SKIP_REFUSED in str(reply):
+            # CLIENT REPLY SKIP was refused after the connection was allowed it (an ACL
+            # changed): the skipped reply came after all, and the replies no longer match
+            # their callers. Start again; the next connection asks again.
+            log.warning("redis: %s; reconnecting", reply)
+            transport = self._transport
+            self.connection_lost(ConnectionError("Redis refused CLIENT REPLY"))
+            if transport is not None:
+                transport.abort()
+            return
         fut = self._waiters.popleft()
         if fut.done():
             return

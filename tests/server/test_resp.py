@@ -105,6 +105,34 @@ async def test_where_replies_cannot_be_skipped_send_waits_for_them(
         admin.acl_deluser(user)
 
 
+async def test_a_connection_refused_reply_skipping_midway_starts_again(
+    redis_server: RedisServer,
+) -> None:
+    """An ACL that forbids CLIENT REPLY while the connection is open: Redis answers the
+    SKIP with an error and then the command after all. The connection starts again
+    rather than hand anyone a reply meant for another."""
+    db = redis_server.fresh_db()
+    admin = redis_server.client(db)
+    user = f"loses-client-{db}"
+    admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
+                      commands=["+@all"])  # fmt: skip
+    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
+    try:
+        await conn.send("SET", "k", "v1")
+        assert await conn.execute("GET", "k") == b"v1"
+        admin.acl_setuser(user, enabled=True, commands=["-client"])
+        sent = conn.send("SET", "k", "v2")
+        asked = conn.execute("GET", "k")
+        results = await asyncio.gather(sent, asked, return_exceptions=True)
+        assert results[0] is None and isinstance(results[1], ConnectionError)
+        assert await conn.execute("GET", "k") == b"v2"
+        await conn.send("SET", "k", "v3")  # now awaits its reply
+        assert await conn.execute("GET", "k") == b"v3"
+    finally:
+        await conn.close()
+        admin.acl_deluser(user)
+
+
 async def test_a_script_is_loaded_again_when_redis_forgot_it(
     conn: RespConnection, db: tuple[str, redis.Redis]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -83,26 +84,36 @@ async def test_a_command_sent_without_its_reply_runs_and_the_other_replies_still
     assert db[1].get("n") == b"3"
 
 
+@contextlib.asynccontextmanager
+async def as_acl_user(
+    redis_server: RedisServer, commands: list[str]
+) -> AsyncIterator[tuple[RespConnection, redis.Redis, str]]:
+    """A connection as a fresh ACL user allowed `commands` (and every key and channel);
+    -> it, an admin client of the same database, and the user's name."""
+    db = redis_server.fresh_db()
+    admin = redis_server.client(db)
+    user = f"acl-user-{db}"
+    admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
+                      commands=commands)  # fmt: skip
+    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
+    try:
+        yield conn, admin, user
+    finally:
+        await conn.close()
+        admin.acl_deluser(user)
+
+
 async def test_where_replies_cannot_be_skipped_send_waits_for_them(
     redis_server: RedisServer,
 ) -> None:
     """An ACL (or a Redis-like server) may refuse CLIENT REPLY: then `send` is `execute`
     without the result, and an error it causes raises."""
-    db = redis_server.fresh_db()
-    admin = redis_server.client(db)
-    user = f"no-client-{db}"
-    admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
-                      commands=["+@all", "-client"])  # fmt: skip
-    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
-    try:
+    async with as_acl_user(redis_server, ["+@all", "-client"]) as (conn, admin, _):
         await conn.send("SET", "k", "v")
         assert admin.get("k") == b"v"
         with pytest.raises(ResponseError):
             await conn.send("INCR", "k")
         assert await conn.execute("GET", "k") == b"v"
-    finally:
-        await conn.close()
-        admin.acl_deluser(user)
 
 
 async def test_a_connection_refused_reply_skipping_midway_starts_again(
@@ -111,13 +122,7 @@ async def test_a_connection_refused_reply_skipping_midway_starts_again(
     """An ACL that forbids CLIENT REPLY while the connection is open: Redis answers the
     SKIP with an error and then the command after all. The connection starts again
     rather than hand anyone a reply meant for another."""
-    db = redis_server.fresh_db()
-    admin = redis_server.client(db)
-    user = f"loses-client-{db}"
-    admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
-                      commands=["+@all"])  # fmt: skip
-    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
-    try:
+    async with as_acl_user(redis_server, ["+@all"]) as (conn, admin, user):
         await conn.send("SET", "k", "v1")
         assert await conn.execute("GET", "k") == b"v1"
         admin.acl_setuser(user, enabled=True, commands=["-client"])
@@ -128,9 +133,6 @@ async def test_a_connection_refused_reply_skipping_midway_starts_again(
         assert await conn.execute("GET", "k") == b"v2"
         await conn.send("SET", "k", "v3")  # now awaits its reply
         assert await conn.execute("GET", "k") == b"v3"
-    finally:
-        await conn.close()
-        admin.acl_deluser(user)
 
 
 async def test_a_script_is_loaded_again_when_redis_forgot_it(

@@ -1,6 +1,6 @@
 """`dicehall play`: a person at a terminal, speaking protocol v1 like any bot.
 
-It shows the canonical sheets of RULES.md (drawn from the seat's view with the game's
+It shows the canonical sheets of docs/rules.md (drawn from the seat's view with the game's
 `render_view`), a log of what happened, the turn window's countdown, and numbered legal
 actions; the player types a number or the action itself. The client library reconnects
 and resumes by itself, so a dropped connection only shows as a line in the log.

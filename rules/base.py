@@ -7,7 +7,7 @@ A state moves forward three ways, and only through these:
 - `apply_chance(outcome)`: a roll or a draw, when `chance_pending()`; the state proposes
   its own with `sample_chance()` (derived from its seed, see rules/fair.py), a replayed
   record may impose a written one;
-- `apply_timeout(seat)`: the default RULES.md gives a seat whose window ran out.
+- `apply_timeout(seat)`: the default docs/rules.md gives a seat whose window ran out.
 
 Windows: `actors()` are the seats that still owe an answer in window `window()`. Several
 seats answer the same roll at once; their answers are held until the last one is in (or
@@ -224,7 +224,7 @@ class State(ABC):
 
     @abstractmethod
     def apply_timeout(self, seat: int) -> list[Event]:
-        """Apply RULES.md's default for an actor whose window ran out.
+        """Apply the rules' default (docs/rules.md) for an actor whose window ran out.
 
         May leave chance pending (a Yamb seat that never rolled gets its roll first); the
         driver resolves it and, while the seat is still an actor of the same window, calls
@@ -278,7 +278,7 @@ class State(ABC):
 
     @abstractmethod
     def render(self, seat: int, name: str = "") -> str:
-        """The canonical text sheet of `seat` (RULES.md), with points once the game is over."""
+        """The canonical text sheet of `seat` (docs/rules.md), with points once the game is over."""
 
     # --- helpers for subclasses --------------------------------------------------------
 

@@ -53,7 +53,7 @@ class Tile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_on
 
 
 class Action(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    """A game action (RULES.md, "Actions on the wire"); the game checks its legality.
+    """A game action (docs/rules.md, "Actions on the wire"); the game checks its legality.
 
     Every field but `type` is optional here; each game requires its own (qwinto `enter`:
     `row`, `box`; qwixx `mark`: `row`, `number`; qwirkle `place`/`swap`: `tiles`; yamb

@@ -1,4 +1,4 @@
-"""Qwinto (RULES.md): three coloured dice, a sheared sheet, answers held per roll."""
+"""Qwinto (docs/rules.md): three coloured dice, a sheared sheet, answers held per roll."""
 
 from __future__ import annotations
 

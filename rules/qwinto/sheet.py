@@ -1,4 +1,4 @@
-"""The Qwinto sheet: geometry, entry rules, scoring and the canonical text (RULES.md).
+"""The Qwinto sheet: geometry, entry rules, scoring and the canonical text (docs/rules.md).
 
 A sheet is three lists of 10 ints (red, yellow, blue; 0 = empty). Plain lists keep clones
 and legality checks cheap, which matters because bots search on cloned states.
@@ -155,7 +155,7 @@ POINTS_COLUMN = 34
 
 
 def render(sheet: Sheet, failed: int, name: str = "", points: int | None = None) -> str:
-    """RULES.md's canonical text; `points` is shown only when given (game over)."""
+    """The canonical text (docs/rules.md, Qwinto); `points` is shown only when given (game over)."""
     name = " ".join(name.split())
     head = "Player name: " + name if name else "Player name:"
     if points is not None:

@@ -1,4 +1,4 @@
-"""The Qwinto game state: turn phases, held answers, chance and views (RULES.md, Qwinto).
+"""The Qwinto game state: turn phases, held answers, chance and views (docs/rules.md, Qwinto).
 
 A turn runs: "choose" (the active seat picks dice) -> chance "roll" -> with option
 `reroll`, "confirm" (the active seat rerolls once or answers) -> "answer" (every seat that

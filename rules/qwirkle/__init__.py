@@ -1,4 +1,4 @@
-"""Qwirkle (RULES.md): 108 tiles, hidden hands of 6, the bag as chance, 1 to 4 seats.
+"""Qwirkle (docs/rules.md): 108 tiles, hidden hands of 6, the bag as chance, 1 to 4 seats.
 
 Bots: `QwirkleState.placements(seat)` lists every legal placement with its points,
 `best_placement(board, hand)` is the greedy choice, `place_action(tiles)` turns a

@@ -1,4 +1,4 @@
-"""Qwirkle tiles, the board, the line rule and the scoring of a placement (RULES.md, Qwirkle).
+"""Qwirkle tiles, the board, the line rule and the scoring of a placement (docs/rules.md, Qwirkle).
 
 A tile is an int code `colour * 6 + shape` (0..35), so hands and the bag are small int
 lists and a line is checked with two 6-bit masks. A board cell is one packed int

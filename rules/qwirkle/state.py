@@ -1,4 +1,5 @@
-"""The Qwirkle game state: the deal, turns, the bag as chance, hidden hands (RULES.md, Qwirkle).
+"""The Qwirkle game state: the deal, turns, the bag as chance, hidden hands (docs/rules.md,
+Qwirkle).
 
 Flow: chance deals 6 tiles to each seat in seat order, then the start rule picks the
 first seat. A turn is one window of the active seat: place, swap or pass. A placement

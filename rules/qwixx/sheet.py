@@ -59,7 +59,7 @@ def score(marks: Sequence[int], locks: int, failed: int) -> int:
 def render_sheet(
     name: str, marks: Sequence[int], locks: int, failed: int, points: int | None
 ) -> str:
-    """RULES.md's canonical Qwixx sheet; `points` is None until the game is over.
+    """The canonical Qwixx sheet (docs/rules.md, Qwixx); `points` is None until the game is over.
 
     Lines have no trailing spaces and the text has no trailing newline (callers print it).
     Whitespace runs in the name collapse to one space so that a name cannot break the layout.
@@ -144,8 +144,9 @@ def parse_sheet(data: Any) -> tuple[str, list[int], int, int]:
 def score_sheet(data: Any) -> tuple[int, str]:
     """`dicehall sheet qwixx FILE`: score a sheet drawn by hand, without replaying it.
 
-    RULES.md's worked example marks red 12 with only three marks and no lock, which play
-    never allows; it must still score 26 as drawn, so only the shape is checked.
+    The rules' worked example (docs/rules.md, Qwixx) marks red 12 with only three marks and
+    no lock, which play never allows; it must still score 26 as drawn, so only the shape is
+    checked.
     """
     name, marks, locks, failed = parse_sheet(data)
     points = score(marks, locks, failed)

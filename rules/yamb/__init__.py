@@ -1,4 +1,4 @@
-"""Yamb: six dice, up to three rolls a turn, a 13 x 6 table to fill (RULES.md, Yamb)."""
+"""Yamb: six dice, up to three rolls a turn, a 13 x 6 table to fill (docs/rules.md, Yamb)."""
 
 from collections.abc import Mapping
 from typing import Any

@@ -1,4 +1,4 @@
-"""Scale-out: many processes share rooms through Redis (DESIGN.md, "Backends").
+"""Scale-out: many processes share rooms through Redis (docs/design.md, "Backends").
 
 - A room is owned by one process at a time: a lease key with a TTL that the owner renews.
   Only the owner runs the room's actor.

@@ -219,7 +219,7 @@ def test_hypothesis_driven_playouts(name: str, data: st.DataObject) -> None:
 
 
 HELD_ANSWER_GAMES = ["qwinto", "qwixx"]
-"""Games whose shared windows hold answers until every seat is in (RULES.md)."""
+"""Games whose shared windows hold answers until every seat is in (docs/rules.md)."""
 
 
 @pytest.mark.parametrize("name", HELD_ANSWER_GAMES)

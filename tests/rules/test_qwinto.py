@@ -1,4 +1,4 @@
-"""Qwinto rules (RULES.md), each checked on hand-built positions with explicit dice."""
+"""Qwinto rules (docs/rules.md), each checked on hand-built positions with explicit dice."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Qwirkle (RULES.md): every rule with a hand-worked position, the generator, views, text.
+"""Qwirkle (docs/rules.md): every rule with a hand-worked position, the generator, views, text.
 
 Positions are built directly (`position`) or by applying explicit draws (`deal`), never
 by relying on what a seed happens to give. Tiles are written as in the text rendering:

@@ -1,4 +1,4 @@
-"""Qwixx as RULES.md reads it, with hand-worked positions (no test relies on a seed's dice)."""
+"""Qwixx as docs/rules.md reads it, with hand-worked positions (no test relies on a seed's dice)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Yamb (RULES.md, Yamb): scoring, legality, forced cases, time-outs, modes, text, sheets."""
+"""Yamb (docs/rules.md, Yamb): scoring, legality, forced cases, time-outs, modes, text, sheets."""
 
 from __future__ import annotations
 

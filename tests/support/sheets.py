@@ -1,4 +1,4 @@
-"""The worked examples of the rule notes (../shared/seeds): sheets as `render` prints them,
+"""The worked examples of the rules (docs/rules.md): sheets as `render` prints them,
 checked by the rules tests and by the `dicehall score` command's tests."""
 
 QWINTO_28 = """\

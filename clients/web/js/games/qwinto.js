@@ -1,4 +1,4 @@
-// Qwinto: three sheared rows on a 3 x 12 grid, like the paper sheet (RULES.md layout).
+// Qwinto: three sheared rows on a 3 x 12 grid, like the paper sheet (docs/rules.md, Qwinto).
 
 import { h } from '../dom.js';
 import {

@@ -29,7 +29,7 @@ const COLUMN_LABEL = {
 };
 const PIPS = ['', '⚀', '⚁', '⚂', '⚃', '⚄', '⚅'];
 
-/** What a cell would take from these dice (RULES.md, Yamb): shown on the clickable cells. */
+/** What a cell would take from these dice (docs/rules.md, Yamb): shown on the clickable cells. */
 export function cellValue(row, dice) {
   const count = [0, 0, 0, 0, 0, 0, 0];
   for (const d of dice) count[d]++;

@@ -19,12 +19,10 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.close import CloseCode
@@ -34,13 +32,13 @@ from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 from . import __version__
 from .backends import Backend, MemoryBackend, RoomSpec
 from .commands import AddBotsCmd
-from .connection import Connection, RawSocket
+from .connection import Connection
 from .housebots import HouseBot
 from .hub import Hub
 from .metrics import Registry
-from .rawreader import RawReader
 from .session import Services, Settings, games_info
 from .tokens import TokenSigner
+from .ws import FrameSocket, socket_of
 
 log = logging.getLogger("dicehall.server")
 
@@ -130,6 +128,13 @@ class Server:
         self.slow_dropped = m.counter(
             "dicehall_slow_consumers_dropped_total", "Connections cut off for not reading."
         )
+        self.transports = m.counter(
+            "dicehall_websocket_connections_total",
+            "WebSocket connections accepted, by how their frames travel: fast (read and"
+            " written by dicehall's own protocol), extension (per-message deflate, through"
+            " websockets), asgi (another ASGI server: one ASGI message per frame).",
+            ["transport"],
+        )
         m.gauge(
             "dicehall_connections", "Open WebSocket connections.", lambda: len(self.connections)
         )
@@ -204,13 +209,17 @@ class Server:
             await bot.stop()
         await self.backend.stop()
 
-    async def drain(self) -> None:
-        """Stop taking work; tell every client to go (1001) and let the goodbyes out."""
-        if self.draining:
-            return
+    def say_goodbye(self, conn: Connection) -> None:
+        """The server is going: no new work, and this client is told to go (1001)."""
         self.draining = True
+        conn.close(CloseCode.GOING_AWAY, "server shutting down; reconnect", retry_ms=1000)
+
+    async def drain(self) -> None:
+        """Tell every client to go and let the goodbyes out (under `dicehall serve`,
+        uvicorn has done this through each socket's `on_shutdown` by now)."""
         for conn in list(self.connections):
-            conn.close(CloseCode.GOING_AWAY, "server shutting down; reconnect", retry_ms=1000)
+            self.say_goodbye(conn)
+        self.draining = True
         deadline = time.monotonic() + self.config.drain_seconds
         while self.connections and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -330,6 +339,7 @@ async def websocket(ws: WebSocket) -> None:
             await ws.close(int(CloseCode.GOING_AWAY), "server shutting down")
         return
     await ws.accept(subprotocol=chosen)
+    socket = socket_of(ws.scope)
     conn = Connection(
         server.services,
         SUBPROTOCOLS[chosen],
@@ -337,10 +347,10 @@ async def websocket(ws: WebSocket) -> None:
         max_queue=server.config.max_queue,
         fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,
-        raw=RawSocket.of(ws.scope.get(RAW_SEND)),
+        socket=socket,
     )
     server.connections.add(conn)
-    reader = RawReader.install(ws.scope.get(RAW_SEND)) if conn.raw else None
+    server.transports.inc(_transport(socket))
 
     async def send(frame: bytes | str) -> None:
         if isinstance(frame, bytes):
@@ -349,26 +359,30 @@ async def websocket(ws: WebSocket) -> None:
             await ws.send_text(frame)
 
     async def close(code: int, reason: str) -> None:
-        try:
+        if socket is not None:
+            socket.close(code, reason)
+        else:
             await ws.close(code, reason)
-        finally:
-            if reader is not None:
-                reader.release()
 
     conn.attach(send, close)
     conn.welcome(f"dicehall/{__version__}")
     conn.start_timeouts()
     try:
-        if reader is not None:  # the fast path until uvicorn reads everything again
-            await asyncio.get_running_loop().create_task(_read_fast(reader, conn))
-        while True:
-            message = await ws.receive()
-            if message["type"] == "websocket.disconnect":
-                break
-            if not conn.closing:
-                data = message.get("bytes")
-                await conn.receive(data if data is not None else message.get("text", ""))
-                await asyncio.sleep(0)  # (a queued frame is received without suspending)
+        if socket is not None:
+            socket.on_shutdown = lambda: server.say_goodbye(conn)
+            # A task of its own, for speed: each frame wakes this shallow coroutine instead
+            # of the dozen frames of Starlette's middleware the endpoint runs under
+            # (docs/benchmarks.md, "A faster machine, and the request path again").
+            await asyncio.get_running_loop().create_task(_read_socket(socket, conn))
+        else:
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if not conn.closing:
+                    data = message.get("bytes")
+                    await conn.receive(data if data is not None else message.get("text", ""))
+                    await asyncio.sleep(0)  # (a queued frame is received without suspending)
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
@@ -377,32 +391,19 @@ async def websocket(ws: WebSocket) -> None:
         await conn.session.disconnected()
 
 
-async def _read_fast(reader: RawReader, conn: Connection) -> None:
-    """A task of its own, for speed: each frame wakes this shallow coroutine instead of
-    the dozen frames of uvicorn's and Starlette's middleware the endpoint runs under,
-    resumed one by one (docs/benchmarks.md, "A faster machine, and the request path
-    again"). Cancelling the endpoint cancels it."""
-    while (frame := await reader.receive()) is not None:
+def _transport(socket: FrameSocket | None) -> str:
+    """How a connection's frames travel (the label of dicehall_websocket_connections_total)."""
+    if socket is None:
+        return "asgi"
+    return "fast" if socket.fast else "extension"
+
+
+async def _read_socket(socket: FrameSocket, conn: Connection) -> None:
+    while (frame := await socket.receive()) is not None:
         if not conn.closing:
             await conn.receive(frame)
-            if reader.waiting:
+            if socket.waiting:
                 await asyncio.sleep(0)  # a burst: let the other connections in between
-
-
-RAW_SEND = "dicehall.send"
-"""Scope key of the server's own ASGI `send`, before Starlette wraps it (see `RawSocket`)."""
-
-
-class KeepRawSend:
-    """ASGI middleware: remember the server's `send` of a WebSocket in its scope."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            scope[RAW_SEND] = send
-        await self.app(scope, receive, send)
 
 
 WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"
@@ -438,6 +439,5 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             WebSocketRoute("/ws", websocket),
             *_web_client(),
         ],
-        middleware=[Middleware(KeepRawSend)],
         lifespan=lifespan,
     )

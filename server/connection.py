@@ -4,24 +4,21 @@ Nothing here blocks a room: the hub appends frames to the queue and returns; a w
 drains it to the socket. A client that stops reading lets its queue fill, and is then cut
 off with close code 4003 (slow consumer) instead of being waited for.
 
-Fast path (measured in docs/benchmarks.md, "Load"): under `dicehall serve` the socket is
-uvicorn's websockets-sansio protocol, and a `RawSocket` writes whole WebSocket frames to
-its transport. Everything queued during one turn of the event loop (a room's commit: the
-closed window, its events, the next window; and the reply that caused them) leaves in one
-write, framed here, instead of one trip through Starlette, uvicorn and `websockets` and
-one system call per message. While the transport is paused (the client reads slowly) the
-writer task waits for it as before, so the queue bound and close 4003 are unchanged.
-Client frames come in by a shortcut too (server/rawreader.py, `RawReader`).
+Fast path (measured in docs/benchmarks.md, "Load"): under `dicehall serve` the socket is a
+`FrameSocket` (server/ws/). Everything queued during one turn of the event loop (a room's
+commit: the closed window, its events, the next window; and the reply that caused them)
+leaves in one write, as whole frames, instead of one trip through Starlette and the ASGI
+server and one system call per message. While the socket is paused (the client reads
+slowly) the writer task waits for it as before, so the queue bound and close 4003 are
+unchanged. Under another ASGI server frames go through ASGI messages one by one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import struct
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import msgspec
 
@@ -37,56 +34,10 @@ from protocol.subprotocols import Encoding
 from .metrics import Counter, Histogram
 from .room import Outgoing
 from .session import Services, Session
+from .ws import FrameSocket
 
 SendFrame = Callable[[Frame], Awaitable[None]]
 CloseSocket = Callable[[int, str], Awaitable[None]]
-
-
-def frame_header(binary: bool, size: int) -> bytes:
-    """RFC 6455 header of an unmasked, unfragmented server frame (no extensions)."""
-    first = 0x82 if binary else 0x81
-    if size < 126:
-        return bytes((first, size))
-    if size < 65536:
-        return struct.pack("!BBH", first, 126, size)
-    return struct.pack("!BBQ", first, 127, size)
-
-
-class RawSocket:
-    """Whole frames straight to the transport of uvicorn's websockets-sansio protocol.
-
-    Only when the ASGI `send` is that protocol's own bound method and no extension
-    (per-message deflate) was negotiated; otherwise `of` says None and frames take the
-    plain ASGI path. Control frames and the closing handshake stay with uvicorn.
-    """
-
-    def __init__(self, protocol: Any) -> None:
-        self._protocol = protocol
-        self._transport: asyncio.WriteTransport = protocol.transport
-        self.writable: asyncio.Event = protocol.writable
-
-    @classmethod
-    def of(cls, send: object) -> RawSocket | None:
-        protocol = getattr(send, "__self__", None)
-        if type(protocol).__name__ != "WebSocketsSansIOProtocol":
-            return None
-        if not isinstance(getattr(protocol, "writable", None), asyncio.Event):
-            return None
-        if getattr(protocol, "transport", None) is None:
-            return None
-        if getattr(getattr(protocol, "conn", None), "extensions", True):
-            return None  # unknown, or deflate negotiated: frames need the extension
-        return cls(protocol)
-
-    def gone(self) -> bool:
-        """Closing or closed: nothing more may be written."""
-        return bool(self._protocol.close_sent) or self._transport.is_closing()
-
-    def ready(self) -> bool:
-        return self.writable.is_set() and not self.gone()
-
-    def write(self, data: bytes) -> None:
-        self._transport.write(data)
 
 
 class Connection:
@@ -100,7 +51,7 @@ class Connection:
         max_queue: int = 1024,
         fanout_latency: Histogram | None = None,
         slow_dropped: Counter | None = None,
-        raw: RawSocket | None = None,
+        socket: FrameSocket | None = None,
     ) -> None:
         self.protocol = ServerConnection(encoding, limits, now=time.monotonic())
         self.session = Session(services, self)
@@ -115,7 +66,7 @@ class Connection:
         self._slow_dropped = slow_dropped
         self._leaving: asyncio.Task[None] | None = None
         self.services = services
-        self._raw = raw
+        self._socket = socket
         self._binary = encoding is Encoding.MSGPACK
         self._flush_due = False
         self._timeouts: asyncio.TimerHandle | None = None
@@ -153,7 +104,7 @@ class Connection:
             self._leaving = self._loop.create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
-        if self._raw is None:
+        if self._socket is None:
             self._wake_writer()
         elif not self._flush_due:
             self._flush_due = True
@@ -167,29 +118,26 @@ class Connection:
     def _flush(self) -> None:
         """Write what this turn of the event loop queued, if the socket takes it now."""
         self._flush_due = False
-        raw = self._raw
-        if raw is None or not self._queue:
+        socket = self._socket
+        if socket is None or not self._queue:
             return
-        if raw.ready():
-            self._write_queue(raw)
-        elif raw.gone():
+        if socket.ready():
+            self._write_queue(socket)
+        elif socket.gone():
             self._queue.clear()
         else:
             self._wake_writer()  # paused: the writer task waits until it drains
 
-    def _write_queue(self, raw: RawSocket) -> None:
-        binary = self._binary
+    def _write_queue(self, socket: FrameSocket) -> None:
         latency = self._fanout_latency
         now = time.monotonic()
-        parts: list[bytes] = []
+        payloads: list[bytes] = []
         queue, self._queue = self._queue, []
         for frame, produced in queue:
-            data = frame if isinstance(frame, bytes) else frame.encode()
-            parts.append(frame_header(binary, len(data)))
-            parts.append(data)
+            payloads.append(frame if isinstance(frame, bytes) else frame.encode())
             if produced and latency is not None:
                 latency.observe(now - produced)
-        raw.write(b"".join(parts))
+        socket.send(payloads, self._binary)
 
     # --- control --------------------------------------------------------------------------
 
@@ -221,7 +169,7 @@ class Connection:
         when it is needed (a paused socket, a close): a task per idle connection adds up."""
         self._send = send
         self._close_socket = close
-        if self._raw is None or self._queue or self._closing is not None:
+        if self._socket is None or self._queue or self._closing is not None:
             self._wake_writer()
 
     def detach(self) -> None:
@@ -244,17 +192,17 @@ class Connection:
         assert self._close_socket is not None
         send, close, wake = self._send, self._close_socket, self._wake
         latency = self._fanout_latency
-        raw = self._raw
+        socket = self._socket
         while True:
             await wake.wait()
             wake.clear()
-            while raw is not None and self._queue:
-                if raw.gone():
+            while socket is not None and self._queue:
+                if socket.gone():
                     self._queue.clear()
-                elif raw.ready():
-                    self._write_queue(raw)
+                elif socket.ready():
+                    self._write_queue(socket)
                 else:
-                    await raw.writable.wait()
+                    await socket.drained()
             while self._queue:
                 frame, produced = self._queue.pop(0)
                 await send(frame)
@@ -283,9 +231,9 @@ class Connection:
             self.start_timeouts()
 
     @property
-    def raw(self) -> bool:
-        """Whether frames go straight to the socket (`RawSocket`): replies, and reads."""
-        return self._raw is not None
+    def socket(self) -> FrameSocket | None:
+        """The `FrameSocket` frames go straight to, if the server offers one."""
+        return self._socket
 
     @property
     def closing(self) -> bool:

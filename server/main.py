@@ -1,7 +1,8 @@
-"""`dicehall serve`: uvicorn (uvloop, no per-message deflate) around the app, with a drain.
+"""`dicehall serve`: uvicorn (uvloop, dicehall's own WebSocket protocol) around the app.
 
-uvicorn closes WebSockets with 1012 when it shuts down; dicehall promises 1001 and a
-`goodbye`, so the server drains its own connections first, after it stops accepting.
+On SIGTERM uvicorn stops accepting, calls `shutdown()` on every connection and waits for
+them to go; dicehall's `WebSocketProtocol` hands that to the endpoint, which says
+`goodbye` and closes with 1001 (uvicorn's own protocols would close with 1012 at once).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import argparse
 import gc
 import logging
 import signal
-import socket
 from types import FrameType
 
 import uvicorn
@@ -18,23 +18,7 @@ import uvicorn
 from protocol.limits import Limits
 
 from .app import Config, Server, create_app
-
-
-class DrainingServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, app_server: Server) -> None:
-        super().__init__(config)
-        self.app_server = app_server
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        super().handle_exit(sig, frame)
-        if sig == signal.SIGTERM and sig in self._captured_signals:
-            self._captured_signals.remove(sig)  # drained on SIGTERM: a clean exit, status 0
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        await self.app_server.drain()
-        await super().shutdown(sockets)
+from .ws.protocol import WebSocketProtocol
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -98,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         loop="uvloop",
-        ws="websockets-sansio",
+        ws=WebSocketProtocol,
         ws_per_message_deflate=args.deflate,
         # Above max_frame, so the protocol sees an oversized frame and answers it as
         # documented (`too-large`, `goodbye`, close 1009); only frames beyond this cap are
@@ -110,5 +94,12 @@ def serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=int(config.drain_seconds) + 5,
     )
     tune_gc()
-    DrainingServer(uv_config, app_server).run()
+    # uvicorn handles SIGTERM while it runs, then restores the handler it found and raises
+    # the signal again: this one makes that a clean exit (status 0) after the drain.
+    signal.signal(signal.SIGTERM, _exit_cleanly)
+    uvicorn.Server(uv_config).run()
     return 0
+
+
+def _exit_cleanly(sig: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)

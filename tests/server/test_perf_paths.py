@@ -20,11 +20,11 @@ from protocol.messages.server import Chat
 from protocol.subprotocols import Encoding
 from rules import get_game
 from server.actor import RoomActor
-from server.app import _read_fast
+from server.app import _read_socket
 from server.backends.base import RoomSpec
 from server.backends.memory import MemoryBackend
 from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
-from server.connection import RawSocket
+from server.ws import socket_of
 from server.hub import Hub
 from server.room import LOG_BLOCK, Outgoing, RoomCore
 from tests.support.servers import running_server
@@ -141,7 +141,7 @@ async def test_a_burst_from_one_client_lets_the_others_run_between_its_frames() 
             await asyncio.sleep(0)
 
     others = asyncio.get_running_loop().create_task(other())
-    await _read_fast(Reader(["a1", "a2", "a3"]), Conn())  # type: ignore[arg-type]
+    await _read_socket(Reader(["a1", "a2", "a3"]), Conn())  # type: ignore[arg-type]
     await others
     assert order == ["a1", "other", "a2", "other", "a3", "other"]
 
@@ -226,12 +226,9 @@ async def test_a_finished_game_nobody_is_in_closes_sooner_than_a_quiet_one() -> 
         await backend.stop()
 
 
-def test_frames_take_the_asgi_path_unless_send_is_uvicorns_own() -> None:
-    async def send(message: Any) -> None:
-        pass
-
-    assert RawSocket.of(send) is None
-    assert RawSocket.of(None) is None
+def test_frames_take_the_asgi_path_unless_the_scope_offers_a_socket() -> None:
+    assert socket_of({"type": "websocket"}) is None
+    assert socket_of({"type": "websocket", "extensions": {"websocket.http.response": {}}}) is None
 
 
 async def test_with_per_message_deflate_frames_still_arrive_in_order() -> None:

@@ -1,0 +1,61 @@
+"""The WebSocket transport of `dicehall serve`: uvicorn's `ws=` protocol class, our own.
+
+uvicorn takes a protocol class for WebSockets (its `Config(ws=...)`), and `websockets`
+offers a public sans-I/O `ServerProtocol`. `WebSocketProtocol` (protocol.py) is built on
+those two seams only: the handshake, control frames, the closing handshake and every
+error are `ServerProtocol`'s; simple data frames are read and written here (frames.py),
+and the endpoint reaches the connection through the ASGI scope's extension
+`SOCKET_EXTENSION`, as a `FrameSocket`. Under any other ASGI server the extension is
+absent and the endpoint uses plain ASGI messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+SOCKET_EXTENSION = "dicehall.socket"
+"""Scope extension that carries the connection's `FrameSocket` (key "socket")."""
+
+
+class FrameSocket(Protocol):
+    """What the endpoint needs of a WebSocket once it is accepted."""
+
+    on_shutdown: Callable[[], None] | None
+    """Called when the server shuts down, instead of closing with 1012 at once: the
+    endpoint says goodbye and closes itself."""
+
+    @property
+    def fast(self) -> bool:
+        """Frames are read and written here, not by an extension (per-message deflate)."""
+
+    @property
+    def waiting(self) -> bool:
+        """Messages are waiting to be received (a burst)."""
+
+    async def receive(self) -> bytes | str | None:
+        """The next message (bytes: binary, str: text); None once closing or closed."""
+
+    def send(self, payloads: list[bytes], binary: bool) -> None:
+        """Messages of one kind written in one go; only when `ready()`."""
+
+    def ready(self) -> bool:
+        """Writes are taken now (not paused, not closing)."""
+
+    def gone(self) -> bool:
+        """Closing or closed: nothing more may be written."""
+
+    async def drained(self) -> None:
+        """Until the transport takes writes again (or the connection is lost)."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake; `receive` returns None from now on."""
+
+
+def socket_of(scope: Mapping[str, Any]) -> FrameSocket | None:
+    """The scope's `FrameSocket`, when the server is `WebSocketProtocol`."""
+    extension = (scope.get("extensions") or {}).get(SOCKET_EXTENSION)
+    if extension is None:
+        return None
+    socket: FrameSocket = extension["socket"]
+    return socket

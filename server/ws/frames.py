@@ -1,0 +1,197 @@
+"""WebSocket frames on the hot path (RFC 6455): framed for sending, split on receipt.
+
+Why here and not in `websockets`: its sans-I/O parser builds a generator chain and a
+`Frame` per frame, and its `send_*` a `Frame` per message; at thousands of requests and
+tens of thousands of deliveries a second that was a measurable share of the server's CPU
+(docs/benchmarks.md, "Load" and "Supported seams"). The common case is simple enough to
+own: a whole, masked, unfragmented text or binary frame within the size limit. Everything
+else (control frames, fragments, reserved bits or opcodes, unmasked or oversized frames,
+anything once the connection is closing) is forwarded byte for byte, frame boundaries kept,
+to a parser that owns the rules: `websockets.server.ServerProtocol`, driven through its
+public `receive_data` by server/ws/protocol.py. So the closing handshake, the limits and
+the error close codes stay the library's.
+
+Sans-I/O: `FrameReader.feed(bytes)` calls back with payloads and forwarded bytes; nothing
+here touches a socket.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+CONTINUATION, TEXT, BINARY = 0x0, 0x1, 0x2
+DATA = (TEXT, BINARY)
+
+
+def frame_header(binary: bool, size: int) -> bytes:
+    """The header of an unmasked, unfragmented server frame (no extension)."""
+    first = 0x82 if binary else 0x81
+    if size < 126:
+        return bytes((first, size))
+    if size < 65536:
+        return struct.pack("!BBH", first, 126, size)
+    return struct.pack("!BBQ", first, 127, size)
+
+
+def frames(payloads: list[bytes], binary: bool) -> bytes:
+    """Whole server frames for the payloads, ready for one write."""
+    parts: list[bytes] = []
+    for data in payloads:
+        parts.append(frame_header(binary, len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+def unmask(data: bytes | bytearray | memoryview, mask: bytes | bytearray | memoryview) -> bytes:
+    """A client frame's payload, unmasked (RFC 6455, 5.3): one XOR of two big integers."""
+    size = len(data)
+    key = (bytes(mask) * ((size >> 2) + 1))[:size]
+    return (int.from_bytes(data, "little") ^ int.from_bytes(key, "little")).to_bytes(size, "little")
+
+
+class FrameReader:
+    """Splits the client's byte stream: simple data frames to `deliver`, the rest to
+    `forward` (from the frame's header on, its payload's bytes as they come).
+
+    `deliver` gets a `str` for a text frame (its UTF-8 checked here; a text frame that is
+    not UTF-8 is forwarded, for the other parser to refuse) and `bytes` for a binary one.
+    Once a fragmented message has begun, every frame is forwarded up to its last fragment,
+    so the other parser sees the whole sequence. After `stop()` everything is forwarded
+    (the connection is closing, or an extension such as per-message deflate is in use).
+    """
+
+    __slots__ = (
+        "_buffer",
+        "_deliver",
+        "_feeding",
+        "_forward",
+        "_fragmented",
+        "_left",
+        "_max_size",
+        "stopped",
+    )
+
+    def __init__(
+        self,
+        deliver: Callable[[bytes | str], None],
+        forward: Callable[[bytes], None],
+        max_size: int | None,
+    ) -> None:
+        self._deliver = deliver
+        self._forward = forward
+        self._max_size = max_size
+        self._buffer = bytearray()
+        self._left = 0
+        """Bytes of a forwarded frame's payload not received yet."""
+        self._fragmented = False
+        self._feeding = False
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Forward everything from now on (what is buffered first)."""
+        if self.stopped:
+            return
+        self.stopped = True
+        if not self._feeding and self._buffer:  # (inside `feed`, `feed` forwards the rest)
+            rest, self._buffer = bytes(self._buffer), bytearray()
+            self._forward(rest)
+
+    def _halted(self) -> bool:
+        return self.stopped
+
+    def feed(self, data: bytes) -> None:
+        if self.stopped:
+            self._forward(data)
+            return
+        if self._left:
+            if len(data) <= self._left:
+                self._left -= len(data)
+                self._forward(data)
+                return
+            self._forward(data[: self._left])
+            data = data[self._left :]
+            self._left = 0
+            if self._halted():  # (forwarding may stop the reader)
+                self._forward(data)
+                return
+        buf: bytes | bytearray
+        if self._buffer:
+            self._buffer += data
+            buf = self._buffer
+        else:
+            buf = data
+        self._feeding = True
+        try:
+            pos = self._split(buf)
+        finally:
+            self._feeding = False
+        if self._halted():
+            rest = bytes(buf[pos:])
+            self._buffer = bytearray()
+            if rest:
+                self._forward(rest)
+        elif buf is self._buffer:
+            del self._buffer[:pos]
+        elif pos < len(buf):
+            self._buffer = bytearray(buf[pos:])
+
+    def _split(self, buf: bytes | bytearray) -> int:
+        """Hand on every whole frame in `buf`; the position of the first byte left."""
+        size = len(buf)
+        pos = 0
+        max_size = self._max_size
+        while size - pos >= 2 and not self.stopped:
+            first = buf[pos]
+            second = buf[pos + 1]
+            length = second & 0x7F
+            head = pos + 2
+            if length == 126:
+                if size - pos < 4:
+                    break
+                length = int.from_bytes(buf[head : head + 2], "big")
+                head += 2
+            elif length == 127:
+                if size - pos < 10:
+                    break
+                length = int.from_bytes(buf[head : head + 8], "big")
+                head += 8
+            if second & 0x80:
+                head += 4  # the mask
+            if size < head:
+                break
+            end = head + length
+            opcode = first & 0x0F
+            # FIN set, no reserved bit, masked (a client must mask), a data opcode, no
+            # fragmented message open, within the limit: a simple frame, read here.
+            if (
+                first & 0xF0 == 0x80
+                and second & 0x80
+                and opcode in DATA
+                and not self._fragmented
+                and (max_size is None or length <= max_size)
+            ):
+                if size < end:
+                    break
+                payload = unmask(buf[head:end], buf[head - 4 : head])
+                if opcode == BINARY:
+                    self._deliver(payload)
+                    pos = end
+                    continue
+                try:
+                    text = payload.decode()
+                except UnicodeDecodeError:  # the other parser's to refuse
+                    self._forward(bytes(buf[pos:end]))
+                else:
+                    self._deliver(text)
+                pos = end
+                continue
+            # Anything else is the other parser's, from its header on, as it comes.
+            if opcode in DATA or opcode == CONTINUATION:
+                self._fragmented = not first & 0x80
+            self._forward(bytes(buf[pos : min(end, size)]))
+            if end > size:
+                self._left = end - size
+                return size
+            pos = end
+        return pos

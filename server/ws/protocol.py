@@ -1,0 +1,371 @@
+"""`WebSocketProtocol`: the WebSocket side of `dicehall serve`, passed to uvicorn as `ws=`.
+
+uvicorn's HTTP protocol hands an upgrade request to the class in its `Config.ws`: it
+builds it with `(config, server_state, app_state)`, calls `connection_made` and
+`data_received` with the request's bytes, and makes it the transport's protocol; at
+shutdown it calls `shutdown()` on every connection in `server_state.connections` and waits
+for them to go. That is all this class relies on from uvicorn.
+
+From `websockets` it uses the documented sans-I/O `ServerProtocol`: the opening handshake
+(`accept`, `reject`, `send_response`), control frames, the closing handshake and every
+protocol error go through it (`receive_data`, `events_received`, `data_to_send`,
+`send_*`, `fail`, `state`). Simple data frames take the short way (frames.py): read into
+a plain list the endpoint awaits, and written as whole frames, a batch per write.
+
+The ASGI app runs as usual (`websocket.connect`, `accept`, `receive`, `send`, `close`,
+and the `websocket.http.response` extension); the endpoint of server/app.py also finds
+this object in the scope (`SOCKET_EXTENSION`) and talks to it directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from typing import Any, cast
+
+from uvicorn import Config
+from uvicorn.server import ServerState
+from websockets.frames import Close, Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+from . import SOCKET_EXTENSION
+from .asgi import AppRunner, ConnectionClosed, scope_for
+from .frames import FrameReader, frames
+
+log = logging.getLogger("dicehall.websocket")
+
+PAUSE_AT = 4
+"""Messages waiting for the endpoint before the transport's reads pause: a client that
+sends faster than its requests are handled is held back, and holds up only itself."""
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds to wait for the peer's close frame after ours before cutting the socket."""
+
+
+class WebSocketProtocol(asyncio.Protocol):
+    """One WebSocket connection: the transport's protocol from the upgrade on; the
+    endpoint's `FrameSocket`."""
+
+    def __init__(
+        self, config: Config, server_state: ServerState, app_state: dict[str, Any] | None = None
+    ) -> None:
+        if not config.loaded:
+            config.load()
+        self._config = config
+        self._app_state = app_state or {}
+        self._runner = AppRunner(
+            self, config.loaded_app, server_state.default_headers, server_state.tasks
+        )
+        self._connections = server_state.connections
+        self._loop = asyncio.get_running_loop()
+        self._conn = ServerProtocol(
+            extensions=_deflate() if config.ws_per_message_deflate else None,
+            max_size=config.ws_max_size,
+            logger=log.getChild("frames"),
+        )
+        self._reader = FrameReader(self._deliver, self._forward, config.ws_max_size)
+        self._transport: asyncio.Transport | None = None
+        self._pending: list[bytes | str] = []
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._fragments: list[bytes] = []
+        self._fragmented_text = False
+        self._close_timer: asyncio.TimerHandle | None = None
+        self._ping_timer: asyncio.TimerHandle | None = None
+        self._ping_payload: bytes | None = None
+        self._request_seen = False
+        self.closing = False
+        """A close frame was sent or received, or the connection failed."""
+        self.lost = False
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self.fast = True
+        self.on_shutdown: Callable[[], None] | None = None
+
+    # --- asyncio.Protocol ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # (uvloop's is no subclass)
+        # (uvicorn's annotation lists its own protocol classes; `Config.ws` takes any
+        # asyncio.Protocol class, and shutdown only calls `shutdown()` on each member.)
+        self._connections.add(self)  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        if self._request_seen:
+            self._reader.feed(data)
+            return
+        conn = self._conn
+        conn.receive_data(data)
+        for event in conn.events_received():
+            if isinstance(event, Request):
+                self._request_seen = True
+                self._handshake(event)
+        self._write_pending()
+
+    def eof_received(self) -> bool | None:
+        self._reader.stop()
+        self._conn.receive_eof()
+        self._after_forward()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self._stop_keepalive()
+        if self._close_timer is not None:
+            self._close_timer.cancel()
+            self._close_timer = None
+        self._connections.discard(self)
+        if self.close_code is None:
+            self.close_code = 1006
+        self._writable.set()  # a paused transport that is lost never resumes
+        self._wake()
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def shutdown(self) -> None:
+        """uvicorn is shutting down (SIGTERM): the endpoint's goodbye, else 1012."""
+        self._stop_keepalive()
+        transport = self._transport
+        if self.lost or transport is None:
+            return
+        if not self._runner.accepted:
+            self._runner.fail()
+            transport.close()
+        elif self.closing:
+            transport.close()
+        elif self.on_shutdown is not None:
+            self.on_shutdown()
+        else:
+            self.close(1012, "")
+
+    # --- the handshake ---------------------------------------------------------------------
+
+    def _handshake(self, request: Request) -> None:
+        response = self._conn.accept(request)
+        if response.status_code != 101:  # not a valid WebSocket request
+            self.respond(response)
+            return
+        self.fast = not response.headers.get("Sec-WebSocket-Extensions")
+        if not self.fast:
+            self._reader.stop()  # every frame needs the extension
+        transport = self._transport
+        assert transport is not None
+        extensions = {SOCKET_EXTENSION: {"socket": self}}
+        scope = scope_for(request, transport, self._config.root_path, self._app_state, extensions)
+        self._runner.start(scope, response)
+
+    def respond(self, response: Response) -> None:
+        """Send a handshake response; closes the connection unless it is a 101."""
+        self._conn.send_response(response)
+        self._write_pending()
+        if response.status_code == 101:
+            self._start_keepalive()
+        else:
+            self.closing = True
+            if self._transport is not None:
+                self._transport.close()
+
+    def reject(self, status: int, text: str) -> Response:
+        return self._conn.reject(status, text)
+
+    # --- receiving -------------------------------------------------------------------------
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self._pending)
+
+    async def receive(self) -> bytes | str | None:
+        pending = self._pending
+        while not pending:
+            if self.closing or self.lost:
+                return None
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        data = pending.pop(0)
+        if self._paused and not pending:
+            self._paused = False
+            if self._transport is not None and not self._transport.is_closing():
+                self._transport.resume_reading()
+        return data
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _deliver(self, data: bytes | str) -> None:
+        if self.closing:
+            return  # past a close: data frames are discarded
+        self._pending.append(data)
+        self._wake()
+        if len(self._pending) >= PAUSE_AT and not self._paused and self._transport is not None:
+            self._paused = True
+            self._transport.pause_reading()
+
+    def _forward(self, data: bytes) -> None:
+        """Bytes the frame reader leaves to `websockets`."""
+        self._conn.receive_data(data)
+        for event in self._conn.events_received():
+            if isinstance(event, Frame):
+                self._frame(event)
+        self._after_forward()
+
+    def _after_forward(self) -> None:
+        self._write_pending()
+        if self._conn.state is not State.OPEN and not self.closing:
+            # Failed (a protocol error, a limit, EOF): `websockets` sent the close.
+            self.closing = True
+            self._reader.stop()
+            self._wake()
+
+    def _frame(self, frame: Frame) -> None:
+        opcode = frame.opcode
+        if opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+            self._fragmented_text = opcode is Opcode.TEXT
+            self._fragments = [bytes(frame.data)]
+        elif opcode is Opcode.CONT:
+            self._fragments.append(bytes(frame.data))
+        elif opcode is Opcode.PONG:
+            if self._ping_payload is not None and bytes(frame.data) == self._ping_payload:
+                self._ping_payload = None
+                self._schedule_ping(self._config.ws_ping_interval)
+            return
+        elif opcode is Opcode.CLOSE:
+            close = Close.parse(bytes(frame.data))
+            if not self.closing:
+                self.close_code, self.close_reason = close.code, close.reason
+            self.closing = True
+            self._reader.stop()
+            self._wake()
+            return
+        else:
+            return  # a ping: `websockets` queued the pong
+        if not frame.fin:
+            return
+        data = b"".join(self._fragments)
+        self._fragments = []
+        if not self._fragmented_text:
+            self._deliver(data)
+            return
+        try:
+            self._deliver(data.decode())
+        except UnicodeDecodeError as exc:
+            self._conn.fail(1007, f"{exc.reason} at position {exc.start}")
+
+    # --- sending ---------------------------------------------------------------------------
+
+    def send(self, payloads: list[bytes], binary: bool) -> None:
+        transport = self._transport
+        assert transport is not None
+        if self.fast:
+            transport.write(frames(payloads, binary))
+            return
+        conn = self._conn
+        for data in payloads:
+            if binary:
+                conn.send_binary(data)
+            else:
+                conn.send_text(data)
+        self._write_pending()
+
+    def ready(self) -> bool:
+        return self._writable.is_set() and not self.gone()
+
+    def gone(self) -> bool:
+        transport = self._transport
+        return self.closing or self.lost or transport is None or transport.is_closing()
+
+    async def drained(self) -> None:
+        await self._writable.wait()
+
+    def close(self, code: int, reason: str) -> None:
+        if self.closing or self.lost:
+            return
+        self.closing = True
+        self.close_code, self.close_reason = code, reason
+        self._conn.send_close(code, reason)
+        self._write_pending()
+        self._wake()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            if self._paused:  # read the peer's close frame
+                self._paused = False
+                transport.resume_reading()
+            self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, transport.close)
+
+    def _write_pending(self) -> None:
+        """Write what `websockets` has to send; an empty chunk means: close the TCP side."""
+        transport = self._transport
+        if transport is None:
+            return
+        for data in self._conn.data_to_send():
+            if data:
+                transport.write(data)
+            else:
+                transport.close()
+
+    async def wait_writable(self) -> None:
+        """ASGI sends wait until the transport takes writes again."""
+        await self._writable.wait()
+        if self.lost:
+            raise ConnectionClosed
+
+    # --- keepalive -------------------------------------------------------------------------
+
+    def _start_keepalive(self) -> None:
+        interval = self._config.ws_ping_interval
+        if interval:
+            self._schedule_ping(interval)
+
+    def _schedule_ping(self, delay: float | None) -> None:
+        self._stop_keepalive()
+        if delay and not self.closing and not self.lost:
+            self._ping_timer = self._loop.call_later(delay, self._ping)
+
+    def _ping(self) -> None:
+        self._ping_timer = None
+        if self.closing or self.lost:
+            return
+        self._ping_payload = os.urandom(4)
+        self._conn.send_ping(self._ping_payload)
+        self._write_pending()
+        timeout = self._config.ws_ping_timeout
+        if timeout:
+            self._ping_timer = self._loop.call_later(timeout, self._ping_timed_out)
+        else:
+            self._schedule_ping(self._config.ws_ping_interval)
+
+    def _ping_timed_out(self) -> None:
+        self._ping_timer = None
+        if self.closing or self.lost:
+            return
+        self._conn.fail(1011, "keepalive ping timeout")
+        self._after_forward()
+
+    def _stop_keepalive(self) -> None:
+        if self._ping_timer is not None:
+            self._ping_timer.cancel()
+            self._ping_timer = None
+
+
+def _deflate() -> list[Any]:
+    from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
+
+    return [
+        ServerPerMessageDeflateFactory(
+            server_max_window_bits=12, client_max_window_bits=12, compress_settings={"memLevel": 5}
+        )
+    ]

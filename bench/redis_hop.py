@@ -322,18 +322,6 @@ def pct(values: list[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def await_chain(task: asyncio.Task[Any]) -> list[str]:
-    """Where a task waits, outermost first: `Task.print_stack` shows one frame only."""
-    where: list[str] = []
-    coro: Any = task.get_coro()
-    while coro is not None:
-        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
-        if frame is not None:
-            where.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
-        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
-    return where
-
-
 async def stop_or_report(slots: list[asyncio.Task[None]], grace: float = 10.0) -> None:
     """Wait for the cancelled room slots; one that has not stopped after `grace` seconds
     is left behind (the figures are taken), and where every task waits goes to stderr."""
@@ -343,7 +331,7 @@ async def stop_or_report(slots: list[asyncio.Task[None]], grace: float = 10.0) -
     print(f"{len(pending)} room slot(s) did not stop within {grace:g} s:", file=sys.stderr)
     for task in asyncio.all_tasks():
         if task is not asyncio.current_task():
-            print(f"  {task.get_name()}: " + " -> ".join(await_chain(task)), file=sys.stderr)
+            task.print_stack(file=sys.stderr)  # (its outermost frame, where it awaits)
 
 
 async def measure(

@@ -253,7 +253,8 @@ class QwintoState(State):
         r = COLOUR_INDEX[row]
         if r not in self.dice or entry_error(self.sheets[seat], r, box, self.total) is not None:
             raise InvalidState(f"held answer of seat {seat} is not legal")
-        return r * BOXES + box
+        index: int = r * BOXES + box
+        return index
 
     def _roll_json(self) -> JSON | None:
         if not self.values:

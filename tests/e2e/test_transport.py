@@ -1,0 +1,264 @@
+"""The WebSocket transport under `dicehall serve` (server/ws/): frames as a client sends
+them, written by hand, and which path each connection took (`/metrics`).
+
+The fast path must be the one taken: an upgrade of uvicorn or websockets that turned it
+off would fail here rather than quietly cost CPU in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import time
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
+
+from server.ws import socket_of
+from tests.support.servers import running_server
+
+from .helpers import metrics
+
+TRANSPORTS = ("fast", "extension", "asgi")
+
+
+def transports(server: Any) -> dict[str, float]:
+    """dicehall_websocket_connections_total by transport."""
+    seen = metrics(server)
+    return {
+        t: seen.get(f'dicehall_websocket_connections_total{{transport="{t}"}}', 0.0)
+        for t in TRANSPORTS
+    }
+
+
+async def test_under_dicehall_serve_every_connection_takes_the_fast_path() -> None:
+    with running_server() as server:
+        for encoding in ("json", "msgpack"):
+            async with connect(
+                server.ws, subprotocols=[Subprotocol(f"dicehall.v1.{encoding}")]
+            ) as ws:
+                await asyncio.wait_for(ws.recv(), 10)  # the welcome
+                hello = {"type": "hello", "id": 1, "client": "transport-test"}
+                if encoding == "json":
+                    await ws.send(json.dumps(hello))
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                else:
+                    await ws.send(msgpack.packb(hello))
+                    reply = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+                assert reply["type"] == "reply" and reply["ok"], reply
+        assert transports(server) == {"fast": 2.0, "extension": 0.0, "asgi": 0.0}
+
+
+def test_frames_take_the_asgi_path_unless_the_scope_offers_a_socket() -> None:
+    assert socket_of({"type": "websocket"}) is None
+    assert socket_of({"type": "websocket", "extensions": {"websocket.http.response": {}}}) is None
+
+
+async def test_with_per_message_deflate_frames_still_arrive_in_order() -> None:
+    """Deflate needs the extension on every frame: websockets frames those connections."""
+    with running_server("--deflate") as server:
+        async with connect(
+            server.ws, subprotocols=[Subprotocol("dicehall.v1.json")], compression="deflate"
+        ) as ws:
+            assert ws.protocol.extensions, "deflate was negotiated"
+            ids = itertools.count(1)
+
+            async def call(kind: str, **fields: Any) -> Any:
+                rid = next(ids)
+                await ws.send(json.dumps({"type": kind, "id": rid, **fields}))
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    seen.append(message)
+                    if message.get("type") == "reply" and message["id"] == rid:
+                        assert message["ok"], message
+                        return message["result"]
+
+            seen: list[dict[str, Any]] = []
+            await call("hello", client="deflate-test")
+            room = (await call("create", game="qwixx", seats=2, public=False))["room"]["room"]
+            await call("join", room=room, seat=0)
+            await call("add_bots", room=room)
+            await call("start", room=room)
+            for i in range(5):
+                await call("chat", room=room, text=f"line {i}")
+            await call("ping")
+        live = [m for m in seen if m.get("room") == room and m["type"] != "snapshot"]
+        seqs = [m["seq"] for m in live]
+        assert len(seqs) >= 7 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        assert [m["text"] for m in live if m["type"] == "chat"] == [f"line {i}" for i in range(5)]
+        assert transports(server) == {"fast": 0.0, "extension": 1.0, "asgi": 0.0}
+
+
+class RawClient:
+    """A WebSocket client written by hand: frames exactly as the test means them."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.pongs: list[bytes] = []
+
+    @classmethod
+    async def open(cls, port: int) -> RawClient:
+        """Handshake for dicehall.v1.json, then the welcome."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n\r\n"
+        )
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        assert head.startswith(b"HTTP/1.1 101"), head
+        client = cls(reader, writer)
+        opcode, welcome = await client.frame()
+        assert opcode == 1 and json.loads(welcome)["type"] == "welcome"
+        return client
+
+    @staticmethod
+    def encode(
+        opcode: int, payload: bytes, fin: bool = True, masked: bool = True, rsv: int = 0
+    ) -> bytes:
+        first = (0x80 if fin else 0) | rsv << 4 | opcode
+        size = len(payload)
+        bit = 0x80 if masked else 0
+        if size < 126:
+            head = bytes((first, bit | size))
+        elif size < 65536:
+            head = bytes((first, bit | 126)) + size.to_bytes(2, "big")
+        else:
+            head = bytes((first, bit | 127)) + size.to_bytes(8, "big")
+        if not masked:
+            return head + payload
+        mask = random.randbytes(4)
+        return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+    @staticmethod
+    def request(kind: str, rid: int, **fields: Any) -> bytes:
+        return RawClient.encode(1, json.dumps({"type": kind, "id": rid, **fields}).encode())
+
+    async def frame(self) -> tuple[int, bytes]:
+        first, second = await asyncio.wait_for(self.reader.readexactly(2), 10)
+        size = second & 0x7F
+        if size == 126:
+            size = int.from_bytes(await self.reader.readexactly(2), "big")
+        elif size == 127:
+            size = int.from_bytes(await self.reader.readexactly(8), "big")
+        return first & 0x0F, await self.reader.readexactly(size)
+
+    async def replies(self, count: int) -> list[int]:
+        """The ids of the next `count` replies (other messages skipped); all must be ok."""
+        ids: list[int] = []
+        while len(ids) < count:
+            opcode, data = await self.frame()
+            if opcode == 10:
+                self.pongs.append(data)
+                continue
+            assert opcode == 1, (opcode, data)
+            message = json.loads(data)
+            if message["type"] == "reply":
+                assert message["ok"], message
+                ids.append(message["id"])
+        return ids
+
+    async def closed_with(self) -> int:
+        """Read until the server's close frame: its code."""
+        while True:
+            opcode, data = await self.frame()
+            if opcode == 8:
+                return int.from_bytes(data[:2], "big")
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
+    with running_server() as server:
+        client = await RawClient.open(server.port)
+        try:
+            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            assert await client.replies(1) == [1]
+            # Many requests in one write (reads pause, then resume), then one split at every
+            # byte, then one with a 16-bit length.
+            client.writer.write(b"".join(RawClient.request("ping", i) for i in range(2, 30)))
+            data = RawClient.request("ping", 30)
+            for i in range(len(data)):
+                client.writer.write(data[i : i + 1])
+                await client.writer.drain()
+                await asyncio.sleep(0.001)
+            client.writer.write(RawClient.encode(1, b'{"type": "ping", "id": 31}' + b" " * 300))
+            assert await client.replies(30) == list(range(2, 32))
+            # A ping between requests is answered, and reads go on the fast way.
+            client.writer.write(
+                RawClient.request("ping", 32)
+                + RawClient.encode(9, b"are you there")
+                + RawClient.request("ping", 33)
+            )
+            assert await client.replies(2) == [32, 33]
+            assert client.pongs == [b"are you there"]
+            client.writer.write(RawClient.encode(10, b"unasked"))  # an unsolicited pong
+            client.writer.write(RawClient.request("ping", 34))
+            assert await client.replies(1) == [34]
+            # A fragmented message goes to websockets' parser, still in order.
+            text = json.dumps({"type": "ping", "id": 35}).encode()
+            client.writer.write(
+                RawClient.encode(1, text[:5], fin=False)
+                + RawClient.encode(9, b"mid")
+                + RawClient.encode(0, text[5:])
+                + RawClient.request("ping", 36)
+            )
+            assert await client.replies(2) == [35, 36]
+            assert client.pongs == [b"are you there", b"mid"]
+            # The closing handshake is websockets'.
+            client.writer.write(RawClient.encode(8, (1000).to_bytes(2, "big")))
+            assert await client.closed_with() == 1000
+            assert await asyncio.wait_for(client.reader.read(), 10) == b""
+        finally:
+            client.close()
+
+
+async def test_errors_and_limits_are_websockets_own() -> None:
+    """Each frame that breaks a rule closes with the code it closed with before."""
+    cases = {
+        "invalid UTF-8": (RawClient.encode(1, b'{"type": "\xff"}'), 1007),
+        # (only the header: the server refuses on it, and closing with the rest of a frame
+        # still unread would reset the connection before the close frame is read)
+        "over uvicorn's size limit": (RawClient.encode(2, bytes(70_000))[:14], 1009),
+        "over dicehall's frame limit": (RawClient.encode(1, b" " * 20_000), 1009),
+        "unmasked": (RawClient.encode(1, b"{}", masked=False), 1002),
+        "reserved bits": (RawClient.encode(1, b"{}", rsv=4), 1002),
+        "unknown opcode": (RawClient.encode(3, b""), 1002),
+        "continuation first": (RawClient.encode(0, b"{}"), 1002),
+        "ping too long": (RawClient.encode(9, bytes(126)), 1002),
+    }
+    with running_server() as server:
+        for name, (frame, code) in cases.items():
+            client = await RawClient.open(server.port)
+            try:
+                client.writer.write(RawClient.request("hello", 1, client="raw"))
+                assert await client.replies(1) == [1], name
+                client.writer.write(frame)
+                assert await client.closed_with() == code, name
+            finally:
+                client.close()
+
+
+async def test_a_connection_the_server_closes_is_let_go_without_waiting_for_the_peer() -> None:
+    """The endpoint leaves at `websocket.close`, as on the ASGI path, not when the peer
+    answers the close (here it never does) or the close time-out cuts the socket."""
+    with running_server() as server:
+        client = await RawClient.open(server.port)
+        try:
+            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            assert await client.replies(1) == [1]
+            assert "dicehall_connections 1" in server.get("/metrics")[1]
+            client.writer.write(RawClient.encode(1, b" " * 20_000))  # over max_frame
+            assert await client.closed_with() == 1009
+            deadline = time.monotonic() + 3
+            while "dicehall_connections 0" not in server.get("/metrics")[1]:
+                assert time.monotonic() < deadline, "the endpoint waits for the peer"
+                await asyncio.sleep(0.05)
+        finally:
+            client.close()

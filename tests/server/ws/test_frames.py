@@ -1,0 +1,186 @@
+"""server/ws/frames.py: the frame reader and writer, without a socket."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.ws.frames import FrameReader, frame_header, frames, unmask
+
+TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
+
+
+def client_frame(
+    opcode: int, payload: bytes, fin: bool = True, masked: bool = True, rsv: int = 0
+) -> bytes:
+    first = (0x80 if fin else 0) | rsv << 4 | opcode
+    size = len(payload)
+    bit = 0x80 if masked else 0
+    if size < 126:
+        head = bytes((first, bit | size))
+    elif size < 65536:
+        head = bytes((first, bit | 126)) + struct.pack("!H", size)
+    else:
+        head = bytes((first, bit | 127)) + struct.pack("!Q", size)
+    if not masked:
+        return head + payload
+    mask = os.urandom(4)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+class Sink:
+    def __init__(self, max_size: int | None = 1000) -> None:
+        self.delivered: list[bytes | str] = []
+        self.forwarded = bytearray()
+        self.reader = FrameReader(self.delivered.append, self.forwarded.extend, max_size)
+
+    def feed(self, data: bytes, step: int | None = None) -> None:
+        step = step or len(data) or 1
+        for i in range(0, len(data), step):
+            self.reader.feed(data[i : i + step])
+
+
+def test_unmask_is_the_xor_of_rfc_6455() -> None:
+    for size in (0, 1, 3, 4, 5, 125, 126, 70_000):
+        data, mask = os.urandom(size), os.urandom(4)
+        assert unmask(data, mask) == bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+
+def test_server_frames_have_the_three_header_sizes() -> None:
+    assert frame_header(False, 5) == b"\x81\x05"
+    assert frame_header(True, 126) == b"\x82\x7e\x00\x7e"
+    assert frame_header(True, 65536) == b"\x82\x7f" + struct.pack("!Q", 65536)
+    assert frames([b"ab", b"c"], binary=False) == b"\x81\x02ab\x81\x01c"
+
+
+def test_simple_frames_are_delivered_in_order_however_the_bytes_are_cut() -> None:
+    stream = (
+        client_frame(TEXT, b'{"a": 1}')
+        + client_frame(BINARY, b"\x00\xff" * 100)  # a 16-bit length
+        + client_frame(TEXT, "é".encode() * 40_000)  # a 64-bit length
+    )
+    for step in (1, 2, 3, 7, 64, None):
+        sink = Sink(max_size=None)
+        sink.feed(stream, step)
+        assert sink.delivered == ['{"a": 1}', b"\x00\xff" * 100, "é" * 40_000]
+        assert not sink.forwarded
+
+
+def test_control_frames_are_forwarded_whole_and_reading_goes_on() -> None:
+    ping = client_frame(PING, b"are you there")
+    sink = Sink()
+    sink.feed(client_frame(TEXT, b"1") + ping + client_frame(TEXT, b"2"), step=5)
+    assert sink.delivered == ["1", "2"]
+    assert bytes(sink.forwarded) == ping
+
+
+def test_a_fragmented_message_is_forwarded_up_to_its_last_fragment() -> None:
+    parts = [
+        client_frame(TEXT, b"hel", fin=False),
+        client_frame(PING, b"mid"),
+        client_frame(CONT, b"l", fin=False),
+        client_frame(CONT, b"o"),
+    ]
+    sink = Sink()
+    sink.feed(b"".join(parts) + client_frame(TEXT, b"after"))
+    assert bytes(sink.forwarded) == b"".join(parts)
+    assert sink.delivered == ["after"]
+
+
+def test_a_whole_frame_inside_a_fragmented_message_is_the_other_parsers_to_refuse() -> None:
+    opened = client_frame(TEXT, b"hel", fin=False)
+    intruder = client_frame(TEXT, b"whole")  # RFC 6455 5.4: a continuation was due
+    sink = Sink()
+    sink.feed(opened + intruder)
+    assert bytes(sink.forwarded) == opened + intruder and not sink.delivered
+
+
+def test_frames_that_break_a_rule_go_to_the_other_parser() -> None:
+    cases = [
+        client_frame(TEXT, b"{}", masked=False),
+        client_frame(TEXT, b"{}", rsv=4),
+        client_frame(3, b""),  # a reserved opcode
+        client_frame(CONT, b"{}"),  # a continuation with nothing to continue
+        client_frame(TEXT, b"\xff\xfe"),  # not UTF-8
+    ]
+    for frame in cases:
+        sink = Sink()
+        sink.feed(frame)
+        assert bytes(sink.forwarded) == frame and not sink.delivered
+
+
+def test_an_oversized_frame_is_forwarded_as_it_comes_not_buffered() -> None:
+    big = client_frame(BINARY, bytes(5000))
+    sink = Sink(max_size=1000)
+    sink.feed(big[:100])
+    assert bytes(sink.forwarded) == big[:100], "the header goes on at once"
+    sink.feed(big[100:] + client_frame(TEXT, b"next"))
+    assert bytes(sink.forwarded) == big and sink.delivered == ["next"]
+
+
+def test_once_stopped_every_byte_is_forwarded_the_buffered_ones_first() -> None:
+    sink = Sink()
+    half = client_frame(TEXT, b"abcdef")[:4]
+    sink.feed(half)
+    sink.reader.stop()
+    sink.feed(b"rest")
+    assert bytes(sink.forwarded) == half + b"rest" and not sink.delivered
+
+
+def test_a_stop_while_forwarding_forwards_the_rest_of_the_same_read() -> None:
+    close = client_frame(CLOSE, b"\x03\xe8")
+    after = client_frame(TEXT, b"late")
+    forwarded = bytearray()
+    delivered: list[bytes | str] = []
+
+    def forward(data: bytes) -> None:
+        forwarded.extend(data)
+        reader.stop()  # as the protocol does once the connection is closing
+
+    reader = FrameReader(delivered.append, forward, 1000)
+    reader.feed(client_frame(TEXT, b"first") + close + after)
+    assert delivered == ["first"]
+    assert bytes(forwarded) == close + after
+
+
+frame_specs = st.lists(
+    st.tuples(
+        st.sampled_from(["text", "binary", "ping", "fragmented", "unmasked"]),
+        st.binary(max_size=300),
+    ),
+    max_size=12,
+)
+
+
+@given(frame_specs, st.integers(min_value=1, max_value=50))
+def test_every_byte_is_either_delivered_or_forwarded_in_order(
+    specs: list[tuple[str, bytes]], step: int
+) -> None:
+    stream = bytearray()
+    expected: list[bytes | str] = []
+    other = bytearray()
+    for kind, payload in specs:
+        if kind == "text":
+            text = payload.decode("latin-1")
+            frame = client_frame(TEXT, text.encode())
+            expected.append(text)
+        elif kind == "binary":
+            frame = client_frame(BINARY, payload)
+            expected.append(payload)
+        elif kind == "ping":
+            frame = client_frame(PING, payload[:125])
+            other += frame
+        elif kind == "fragmented":
+            frame = client_frame(BINARY, payload, fin=False) + client_frame(CONT, b"", fin=True)
+            other += frame
+        else:
+            frame = client_frame(BINARY, payload, masked=False)
+            other += frame
+        stream += frame
+    sink = Sink(max_size=1000)
+    sink.feed(bytes(stream), step)
+    assert sink.delivered == expected
+    assert sink.forwarded == other

@@ -1,18 +1,35 @@
 # Every target creates and reuses .venv by itself: a fresh machine needs only python3.
+# Python packages come from the lock files in requirements/ (hashed; `make lock` refreshes
+# them from pyproject.toml), never resolved afresh.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+OLDEST := .venv-oldest
 
-.PHONY: test browsers redis nginx screenshots lint typecheck unit bench demo serve clean
+.PHONY: test test-oldest lock browsers redis nginx screenshots lint typecheck unit bench demo serve clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# $(1): the venv, $(2): the lock file. The project itself goes in editable, without
+# dependencies and without build isolation (setuptools is in the lock too).
+define install_locked
+	test -x $(1)/bin/python || $(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --require-hashes --no-deps -r $(2)
+	$(1)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+endef
+
+$(STAMP): pyproject.toml requirements/dev.txt
+	$(call install_locked,$(VENV),requirements/dev.txt)
 	touch $(STAMP)
 
 test: browsers redis nginx lint typecheck unit
+
+# The suite against the declared minimum of every runtime dependency (requirements/oldest.txt).
+test-oldest: browsers redis nginx
+	$(call install_locked,$(OLDEST),requirements/oldest.txt)
+	$(OLDEST)/bin/pytest -q
+
+lock: $(STAMP)
+	$(BIN)/python requirements/lock.py
 
 # The web client's tests drive Debian's chromium (never a downloaded browser build).
 browsers:
@@ -61,4 +78,4 @@ serve: $(STAMP)
 	$(BIN)/dicehall serve --host 127.0.0.1 --port 8000 --demo-rooms
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(OLDEST) .pytest_cache .mypy_cache .ruff_cache .hypothesis

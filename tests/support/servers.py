@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,13 +57,17 @@ class ServerProcess(Listener):
 
 
 @contextlib.contextmanager
-def running_server(*args: str, env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+def running_server(
+    *args: str,
+    env: dict[str, str] | None = None,
+    command: Sequence[str] = (sys.executable, "-m", "clients.cli"),
+    cwd: Path = ROOT,
+) -> Iterator[ServerProcess]:
+    """`dicehall serve ARGS` on a free port (`command` is how to run `dicehall`)."""
     port = free_port()
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "clients.cli",
+            *command,
             "serve",
             "--port",
             str(port),
@@ -71,7 +75,7 @@ def running_server(*args: str, env: dict[str, str] | None = None) -> Iterator[Se
             "warning",
             *args,
         ],
-        cwd=ROOT,
+        cwd=cwd,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Callable
 
 import uvloop
 
@@ -22,34 +23,46 @@ from protocol.messages.server import Event
 from protocol.subprotocols import Encoding
 from server.app import Config, Server
 from server.connection import Connection
-from server.metrics import Registry
 from server.room import Outgoing
+from server.ws.frames import frames
 
 
 class CountingSocket:
-    """Stands in for `RawSocket`: always writable, counts what it is given."""
+    """Stands in for the `FrameSocket` of `dicehall serve` (server/ws/): always writable,
+    frames what it is given as that socket does on its fast path, and counts the bytes."""
+
+    on_shutdown: Callable[[], None] | None = None
+    fast = True
+    waiting = False
 
     def __init__(self) -> None:
-        self.writable = asyncio.Event()
-        self.writable.set()
         self.written = 0
 
-    def gone(self) -> bool:
-        return False
+    async def receive(self) -> bytes | str | None:
+        return None
+
+    def send(self, payloads: list[bytes], binary: bool) -> None:
+        self.written += len(frames(payloads, binary))
 
     def ready(self) -> bool:
         return True
 
-    def write(self, data: bytes) -> None:
-        self.written += len(data)
+    def gone(self) -> bool:
+        return False
+
+    async def drained(self) -> None:
+        return None
+
+    def close(self, code: int, reason: str) -> None:
+        return None
 
 
 async def measure(commits: int, messages: int, members: int) -> tuple[float, int]:
     server = Server(Config())
-    latency = Registry().histogram("fanout", "", [0.001, 0.01, 0.1])
+    latency = server.fanout_latency  # the server's own: what /metrics exports
     sockets = [CountingSocket() for _ in range(members)]
     conns = [
-        Connection(server.services, Encoding.MSGPACK, raw=s, fanout_latency=latency)  # type: ignore[arg-type]
+        Connection(server.services, Encoding.MSGPACK, fanout_latency=latency, socket=s)
         for s in sockets
     ]
     for seat, conn in enumerate(conns):

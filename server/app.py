@@ -12,12 +12,13 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -35,7 +36,7 @@ from .commands import AddBotsCmd
 from .connection import Connection
 from .housebots import HouseBot
 from .hub import Hub
-from .metrics import Registry
+from .metrics import ServerMetrics
 from .session import Services, Settings, games_info
 from .tokens import TokenSigner
 from .ws import FrameSocket, socket_of
@@ -103,68 +104,27 @@ class Server:
         self.config = config
         self.limits = config.limits
         self.hub = Hub()
-        self.metrics = Registry()
+        self.metrics = ServerMetrics(
+            connections=lambda: len(self.connections),
+            house_bots=lambda: len(self.bots),
+            stats=lambda: self.backend.stats(),
+        )
         self.backend = backend or self._backend()
         self.services = Services(
             backend=self.backend,
             hub=self.hub,
             signer=TokenSigner(config.secret or secrets.token_bytes(32)),
             settings=Settings(default_turn_window=config.turn_window),
-            errors=self.metrics.counter(
-                "dicehall_errors_total", "Error replies sent, by error name.", ["name"]
-            ),
+            errors=self.metrics.errors,
         )
         self.connections: set[Connection] = set()
         self.bots: dict[tuple[str, int], HouseBot] = {}
         self.draining = False
         self._tasks: list[asyncio.Task[None]] = []
         self._host_key = secrets.token_urlsafe(16)
-        m = self.metrics
-        self.fanout_latency = m.histogram(
-            "dicehall_fanout_latency_seconds",
-            "From a room message being produced to its frame written to a socket.",
-            [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0],
-        )
-        self.slow_dropped = m.counter(
-            "dicehall_slow_consumers_dropped_total", "Connections cut off for not reading."
-        )
-        self.transports = m.counter(
-            "dicehall_websocket_connections_total",
-            "WebSocket connections accepted, by how their frames travel: fast (read and"
-            " written by dicehall's own protocol), extension (per-message deflate, through"
-            " websockets), asgi (another ASGI server: one ASGI message per frame).",
-            ["transport"],
-        )
-        m.gauge(
-            "dicehall_connections", "Open WebSocket connections.", lambda: len(self.connections)
-        )
-        m.gauge("dicehall_house_bots", "House bots seated.", lambda: len(self.bots))
-        for key, doc in (
-            ("rooms", "Rooms held by this process."),
-            ("rooms_playing", "Rooms with a game in progress."),
-            ("seats_taken", "Seats held by people or bots."),
-        ):
-            m.gauge(f"dicehall_{key}", doc, self._stat(key))
-        m.gauge(
-            "dicehall_windows_closed_by_deadline_total",
-            "Turn windows closed by their deadline rather than by every answer.",
-            lambda: self.backend.stats()["windows_expired"],
-        )
-        m.gauge(
-            "dicehall_room_messages_sent_total",
-            "Room messages (events, windows...) written to sockets.",
-            lambda: self.fanout_latency.count,
-        )
-        m.gauge(
-            "process_cpu_seconds_total",
-            "User and system CPU time of this process, in seconds.",
-            _cpu_seconds,
-        )
-        m.gauge(
-            "process_resident_memory_bytes",
-            "Resident set size of this process, in bytes.",
-            _resident_bytes,
-        )
+        self.fanout_latency = self.metrics.fanout_latency
+        self.slow_dropped = self.metrics.slow_dropped
+        self.transports = self.metrics.transports
 
     def _backend(self) -> Backend:
         config = self.config
@@ -186,9 +146,6 @@ class Server:
             lease_ms=config.lease_ms,
             idle_seconds=config.idle_seconds,
         )
-
-    def _stat(self, key: str) -> Callable[[], float]:
-        return lambda: self.backend.stats()[key]
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -269,23 +226,6 @@ class Server:
             await asyncio.sleep(1.0)
 
 
-def _cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _resident_bytes() -> float:
-    """Current RSS from /proc (Linux); 0 where there is no /proc."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            return float(int(f.read().split()[1]) * _PAGE)
-    except OSError:
-        return 0.0
-
-
 # --- endpoints ------------------------------------------------------------------------------
 
 
@@ -306,9 +246,8 @@ async def readyz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    return PlainTextResponse(
-        _server(request).metrics.render(), media_type="text/plain; version=0.0.4"
-    )
+    registry = _server(request).metrics.registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
 async def api_games(request: Request) -> Response:
@@ -350,7 +289,7 @@ async def websocket(ws: WebSocket) -> None:
         socket=socket,
     )
     server.connections.add(conn)
-    server.transports.inc(_transport(socket))
+    server.transports.labels(_transport(socket)).inc()
 
     async def send(frame: bytes | str) -> None:
         if isinstance(frame, bytes):

@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import msgspec
+from prometheus_client import Counter
 
 from protocol import errors as E
 from protocol.close import CloseCode
@@ -31,7 +32,7 @@ from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
 
-from .metrics import Counter, Histogram
+from .metrics import LatencyHistogram
 from .room import Outgoing
 from .session import Services, Session
 from .ws import FrameSocket
@@ -49,7 +50,7 @@ class Connection:
         encoding: Encoding,
         limits: Limits | None = None,
         max_queue: int = 1024,
-        fanout_latency: Histogram | None = None,
+        fanout_latency: LatencyHistogram | None = None,
         slow_dropped: Counter | None = None,
         socket: FrameSocket | None = None,
     ) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import msgspec
+from prometheus_client import Counter
 
 from protocol import errors as E
 from protocol.features import LEGAL_WITHOUT_VIEW, TIMESTAMPS, accept
@@ -44,7 +45,6 @@ from .commands import (
     WatchCmd,
 )
 from .hub import Hub
-from .metrics import Counter
 from .room import Outgoing
 from .tokens import TokenSigner
 
@@ -141,7 +141,7 @@ class Session:
             after = await self._dispatch(request)
         except E.ProtocolError as exc:
             if self.services.errors is not None:
-                self.services.errors.inc(exc.name)
+                self.services.errors.labels(exc.name).inc()
             self.sink.fail(rid, exc)
             return
         except RulesError as exc:

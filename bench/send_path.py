@@ -21,9 +21,10 @@ import uvloop
 
 from protocol.messages.server import Event
 from protocol.subprotocols import Encoding
-from server.app import Config, Server
+from server.app import Server
 from server.connection import Connection
 from server.room import Outgoing
+from server.settings import Config
 from server.ws.frames import frames
 
 

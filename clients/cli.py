@@ -193,6 +193,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
 
 def cmd_loadtest(args: argparse.Namespace) -> int:
+    import importlib.util
+
     from .loadtest import (
         LoadConfig,
         LoadTestError,
@@ -202,6 +204,11 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
         write_outputs,
     )
 
+    plot = None if args.no_plot else (args.plot or str(Path(args.out).with_suffix(".png")))
+    for module in ["uvloop", "matplotlib"] if plot else ["uvloop"]:
+        if importlib.util.find_spec(module) is None:
+            hint = "" if module == "uvloop" else " (or pass --no-plot)"
+            return missing_extra("dicehall loadtest", "loadtest", module, hint)
     parser: argparse.ArgumentParser = args.parser
     if args.rooms < 1 or args.seats < 1 or args.procs < 1:
         parser.error("--rooms, --seats and --procs must be at least 1")
@@ -228,16 +235,50 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
         print(f"dicehall loadtest: {exc}", file=sys.stderr)
         return 1
     print(format_table(report))
-    plot = None if args.no_plot else (args.plot or str(Path(args.out).with_suffix(".png")))
     for path in write_outputs(report, args.out, plot):
         print(f"wrote {path}")
     return 1 if report["error_count"] else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from server.main import serve
+    from server.settings import Config, SettingError
 
-    return serve(args)
+    try:
+        config = Config.load(args=args)
+    except SettingError as exc:
+        args.parser.error(str(exc))
+    try:
+        from server.main import serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in EXTRAS["server"]:
+            raise  # not a missing extra: a bug
+        return missing_extra("dicehall serve", "server", str(exc.name))
+    return serve(config)
+
+
+EXTRAS = {
+    "server": {
+        "starlette",
+        "uvicorn",
+        "uvloop",
+        "httptools",
+        "redis",
+        "hiredis",
+        "prometheus_client",
+    },
+    "loadtest": {"matplotlib", "uvloop"},
+}
+"""The top-level modules each extra of pyproject.toml brings."""
+
+
+def missing_extra(command: str, extra: str, module: str, hint: str = "") -> int:
+    """One line naming the extra to install, instead of a traceback (exit status 2)."""
+    print(
+        f"{command} needs the '{extra}' extra (no module named {module!r}):"
+        f" pip install 'dicehall[{extra}]'{hint}",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -276,11 +317,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--bot", default="random", help="house bot kind for the other seats")
     s.set_defaults(func=cmd_play)
 
-    s = sub.add_parser("serve", help="run the game server (embedded, no Redis needed)")
-    from server.main import add_arguments
+    s = sub.add_parser(
+        "serve",
+        help="run the game server (embedded, no Redis needed)",
+        description="Run the game server. Every flag has a DICEHALL_* environment variable"
+        " (a flag wins); docs/operations.md has the same table.",
+    )
+    from server.settings import add_arguments
 
     add_arguments(s)
-    s.set_defaults(func=cmd_serve)
+    s.set_defaults(func=cmd_serve, parser=s)
 
     s = sub.add_parser(
         "bot",

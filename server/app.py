@@ -9,13 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import secrets
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -27,7 +24,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol.close import CloseCode
-from protocol.limits import Limits
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
 from . import __version__
@@ -38,63 +34,11 @@ from .housebots import HouseBot
 from .hub import Hub
 from .metrics import ServerMetrics
 from .session import Services, Settings, games_info
+from .settings import Config
 from .tokens import TokenSigner
 from .ws import FrameSocket, socket_of
 
 log = logging.getLogger("dicehall.server")
-
-
-@dataclass
-class Config:
-    """Everything `dicehall serve` can set (flags, or DICEHALL_* environment variables)."""
-
-    secret: bytes | None = None
-    """Signs seat tokens. Unset: random per process, or shared through Redis in scale-out."""
-    turn_window: int = 30
-    demo_rooms: bool = False
-    """Keep one open room per game with house bots in the other seats (make serve)."""
-    idle_seconds: float = 600.0
-    max_queue: int = 1024
-    redis: str | None = None
-    """A Redis URL: share rooms with other processes (scale-out); None: embedded."""
-    redis_cluster: bool = False
-    lease_ms: int = 2000
-    drain_seconds: float = 5.0
-    hello_timeout_ms: int = Limits().hello_timeout_ms
-    """From a socket's opening to its `hello` (sent to clients in `welcome.limits`)."""
-    idle_timeout_ms: int = Limits().idle_timeout_ms
-    """Silence from a client before the server closes (keep it above the load balancer's
-    own idle time-out minus the clients' ping interval)."""
-
-    @property
-    def limits(self) -> Limits:
-        return msgspec.structs.replace(
-            Limits(), hello_timeout_ms=self.hello_timeout_ms, idle_timeout_ms=self.idle_timeout_ms
-        )
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> Config:
-        cfg = cls()
-        if os.environ.get("DICEHALL_SECRET"):  # empty means unset: shared through Redis
-            cfg.secret = os.environ["DICEHALL_SECRET"].encode()
-        if "DICEHALL_TURN_WINDOW" in os.environ:
-            cfg.turn_window = int(os.environ["DICEHALL_TURN_WINDOW"])
-        if os.environ.get("DICEHALL_REDIS"):
-            cfg.redis = os.environ["DICEHALL_REDIS"]
-        if os.environ.get("DICEHALL_REDIS_CLUSTER", "").lower() in ("1", "true", "yes"):
-            cfg.redis_cluster = True
-        if "DICEHALL_LEASE_MS" in os.environ:
-            cfg.lease_ms = int(os.environ["DICEHALL_LEASE_MS"])
-        if "DICEHALL_MAX_QUEUE" in os.environ:
-            cfg.max_queue = int(os.environ["DICEHALL_MAX_QUEUE"])
-        if "DICEHALL_HELLO_TIMEOUT_MS" in os.environ:
-            cfg.hello_timeout_ms = int(os.environ["DICEHALL_HELLO_TIMEOUT_MS"])
-        if "DICEHALL_IDLE_TIMEOUT_MS" in os.environ:
-            cfg.idle_timeout_ms = int(os.environ["DICEHALL_IDLE_TIMEOUT_MS"])
-        for key, value in overrides.items():
-            if value is not None:
-                setattr(cfg, key, value)
-        return cfg
 
 
 class Server:
@@ -356,7 +300,7 @@ def _web_client() -> list[Mount]:
 
 
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:
-    server = server or Server(config or Config.from_env())
+    server = server or Server(config or Config.load())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

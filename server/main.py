@@ -7,7 +7,6 @@ them to go; dicehall's `WebSocketProtocol` hands that to the endpoint, which say
 
 from __future__ import annotations
 
-import argparse
 import gc
 import logging
 import signal
@@ -17,34 +16,9 @@ import uvicorn
 
 from protocol.limits import Limits
 
-from .app import Config, Server, create_app
+from .app import Server, create_app
+from .settings import Config
 from .ws.protocol import WebSocketProtocol
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--turn-window", type=int, help="default seconds per turn window (30)")
-    p.add_argument(
-        "--demo-rooms",
-        action="store_true",
-        help="keep an open room per game with house bots in the other seats",
-    )
-    p.add_argument(
-        "--max-queue",
-        type=int,
-        help="frames queued per connection before a slow reader is cut off (1024)",
-    )
-    p.add_argument("--redis", metavar="URL", help="share rooms through Redis (scale-out)")
-    p.add_argument(
-        "--redis-cluster", action="store_true", help="the Redis URL is a cluster: sharded pub/sub"
-    )
-    p.add_argument("--lease-ms", type=int, help="room ownership lease (2000 ms)")
-    p.add_argument("--hello-timeout-ms", type=int, help="from open to hello (10000 ms)")
-    p.add_argument("--idle-timeout-ms", type=int, help="client silence before a close (60000 ms)")
-    p.add_argument("--deflate", action="store_true", help="enable per-message deflate")
-    p.add_argument("--log-level", default="info")
-
 
 GC_THRESHOLDS = (20_000, 20, 50)
 """Collect the young generation every 20,000 net allocations (CPython's default is 700).
@@ -63,34 +37,24 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
-    config = Config.from_env(
-        turn_window=args.turn_window,
-        demo_rooms=args.demo_rooms or None,
-        max_queue=args.max_queue,
-        redis=args.redis,
-        redis_cluster=args.redis_cluster or None,
-        lease_ms=args.lease_ms,
-        hello_timeout_ms=args.hello_timeout_ms,
-        idle_timeout_ms=args.idle_timeout_ms,
-    )
+def serve(config: Config) -> int:
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
     app_server = Server(config)
     app = create_app(server=app_server)
     uv_config = uvicorn.Config(
         app,
-        host=args.host,
-        port=args.port,
+        host=config.host,
+        port=config.port,
         loop="uvloop",
         ws=WebSocketProtocol,
-        ws_per_message_deflate=args.deflate,
+        ws_per_message_deflate=config.deflate,
         # Above max_frame, so the protocol sees an oversized frame and answers it as
         # documented (`too-large`, `goodbye`, close 1009); only frames beyond this cap are
         # cut off by the WebSocket layer itself (a bare 1009).
         ws_max_size=4 * Limits().max_frame,
         ws_ping_interval=Limits().heartbeat_ms / 1000,
         ws_ping_timeout=Limits().heartbeat_ms / 1000,
-        log_level=args.log_level,
+        log_level=config.log_level,
         timeout_graceful_shutdown=int(config.drain_seconds) + 5,
     )
     tune_gc()

@@ -333,8 +333,8 @@ def load_yaml(path: Path) -> list[dict[str, Any]]:
 
 
 def app_env_vars() -> set[str]:
-    """Every DICEHALL_* variable server/app.py reads."""
-    return set(re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "app.py").read_text()))
+    """Every DICEHALL_* variable `dicehall serve` reads (server/settings.py)."""
+    return set(re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "settings.py").read_text()))
 
 
 def dockerfile() -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ check the whole stream afterwards (gaps, duplicates, hidden information, timing)
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import random
 import socket
@@ -35,6 +36,13 @@ LATE = frozenset({"window-closed", "not-your-turn", "game-over"})
 
 Msg = dict[str, Any]
 Frame = bytes | str
+
+
+NO_PROXY: dict[str, Any] = (
+    {"proxy": None} if "proxy" in inspect.signature(connect).parameters else {}
+)
+"""websockets 15 and later connect through the environment's proxy unless told not to;
+14 (the declared minimum is 14.1) has no such parameter."""
 
 
 class ReplyError(AssertionError):
@@ -129,8 +137,8 @@ class RawClient:
             url,
             subprotocols=[subprotocol],  # type: ignore[list-item]
             compression=None,
-            proxy=None,
             max_size=None,
+            **NO_PROXY,
             **options,
         )
         client = cls(ws, subprotocol)

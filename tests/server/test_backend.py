@@ -16,7 +16,7 @@ import pytest
 
 from protocol import errors as E
 from protocol.messages import client as C
-from server.app import Config, Server
+from server.app import Server
 from server.backends import MemoryBackend, RoomSpec, base
 from server.commands import (
     ActCmd,
@@ -29,6 +29,7 @@ from server.commands import (
     WatchCmd,
 )
 from server.hub import Hub
+from server.settings import Config
 
 from .test_session import Member, create, hello
 

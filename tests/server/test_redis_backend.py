@@ -22,7 +22,7 @@ from protocol import errors as E
 from protocol.messages import client as C
 from protocol.messages.server import Chat, GameOver, RoomUpdate, ServerMessage
 from server import snapshot
-from server.app import Config, Server
+from server.app import Server
 from server.backends.redis import (
     LOBBY,
     SECRET,
@@ -36,6 +36,7 @@ from server.backends.redis import (
     reply_channel,
     snap_key,
 )
+from server.settings import Config
 from tests.support.redis import RedisServer, committed_log, lease_owner, snapshot_seq
 
 from .test_session import Member, act, contiguous, create, hello

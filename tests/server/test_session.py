@@ -28,9 +28,10 @@ from protocol.messages.server import (
     ServerMessage,
     Snapshot,
 )
-from server.app import Config, Server
+from server.app import Server
 from server.room import Outgoing
 from server.session import Session
+from server.settings import Config
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,234 @@
+"""Every setting of `dicehall serve`, declared once: flag, environment variable, default, help.
+
+`Config`'s fields are the table. `add_arguments` builds the command line from it (so
+`dicehall serve --help` lists every flag with its variable and default), `Config.load`
+reads the environment and the flags (a flag wins), and `markdown_table` writes the table
+of docs/operations.md (a test keeps the two equal: `python -m server.settings` prints it).
+Nothing here imports the server's dependencies, so the CLI can describe `serve` (and say
+which extra is missing) on an install without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from protocol.limits import Limits
+
+
+def setting(
+    default: Any,
+    help: str,
+    *,
+    flag: str | None = None,
+    env: str | None = None,
+    metavar: str | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    """A `Config` field with what the command line and the docs say of it. A field with
+    neither flag nor variable is fixed in the code (listed in the docs all the same)."""
+    return field(
+        default=default,
+        metadata={"help": help, "flag": flag, "env": env, "metavar": metavar, "choices": choices},
+    )
+
+
+_LIMITS = Limits()
+
+
+@dataclass
+class Config:
+    """Everything `dicehall serve` can set."""
+
+    host: str = setting(
+        "127.0.0.1",
+        "Interface to listen on; `0.0.0.0` in a container.",
+        flag="--host",
+        env="DICEHALL_HOST",
+    )
+    port: int = setting(8000, "TCP port to listen on.", flag="--port", env="DICEHALL_PORT")
+    redis: str | None = setting(
+        None,
+        "Redis URL (`redis://[user:password@]host:6379/0`, `rediss://` for TLS). Set:"
+        " scale-out, rooms shared with the other processes. Unset: embedded.",
+        flag="--redis",
+        env="DICEHALL_REDIS",
+        metavar="URL",
+    )
+    redis_cluster: bool = setting(
+        False,
+        "The Redis URL names one node of a Redis Cluster (sharded pub/sub).",
+        flag="--redis-cluster",
+        env="DICEHALL_REDIS_CLUSTER",
+    )
+    lease_ms: int = setting(
+        2000,
+        "Room ownership lease: a dead owner's rooms move after about this long.",
+        flag="--lease-ms",
+        env="DICEHALL_LEASE_MS",
+    )
+    secret: bytes | None = setting(
+        None,
+        "Key that signs seat tokens; every process of a deployment must share it. Unset or"
+        " empty: the first process stores a random key in Redis (`dh:token-secret`) and all"
+        " use it; embedded, a random key per start (tokens die with the process). No flag:"
+        " a command line is visible to every user of the machine.",
+        env="DICEHALL_SECRET",
+    )
+    turn_window: int = setting(
+        30,
+        "Seconds per turn window for rooms created without one.",
+        flag="--turn-window",
+        env="DICEHALL_TURN_WINDOW",
+    )
+    max_queue: int = setting(
+        1024,
+        "Frames queued for one connection before it is cut off as a slow consumer (4003).",
+        flag="--max-queue",
+        env="DICEHALL_MAX_QUEUE",
+    )
+    hello_timeout_ms: int = setting(
+        _LIMITS.hello_timeout_ms,
+        "From a socket's opening to its `hello`; past it the server closes with 4005.",
+        flag="--hello-timeout-ms",
+        env="DICEHALL_HELLO_TIMEOUT_MS",
+    )
+    idle_timeout_ms: int = setting(
+        _LIMITS.idle_timeout_ms,
+        "Silence from a client (no message at all) before the server closes with 4004;"
+        " clients ping to stay within it. Keep it above the load balancer's idle time-out"
+        " minus the clients' ping interval. Both time-outs reach clients in `welcome.limits`.",
+        flag="--idle-timeout-ms",
+        env="DICEHALL_IDLE_TIMEOUT_MS",
+    )
+    demo_rooms: bool = setting(
+        False,
+        "Keep one open room per game with house bots in the other seats (`make serve`).",
+        flag="--demo-rooms",
+        env="DICEHALL_DEMO_ROOMS",
+    )
+    deflate: bool = setting(
+        False,
+        "Per-message deflate: off by default, it costs CPU for frames that are mostly small.",
+        flag="--deflate",
+        env="DICEHALL_DEFLATE",
+    )
+    log_level: str = setting(
+        "info",
+        "Log level; at `info` uvicorn logs every request, probes included (`warning` is quieter).",
+        flag="--log-level",
+        env="DICEHALL_LOG_LEVEL",
+        choices=("critical", "error", "warning", "info", "debug"),
+    )
+    idle_seconds: float = setting(
+        600.0, "Seconds before a room nobody is in and that saw no activity is closed."
+    )
+    drain_seconds: float = setting(
+        5.0, "Seconds the goodbyes may take on SIGTERM before the process stops."
+    )
+
+    @property
+    def limits(self) -> Limits:
+        return msgspec.structs.replace(
+            Limits(), hello_timeout_ms=self.hello_timeout_ms, idle_timeout_ms=self.idle_timeout_ms
+        )
+
+    @classmethod
+    def load(
+        cls, environ: Mapping[str, str] | None = None, args: argparse.Namespace | None = None
+    ) -> Config:
+        """Defaults, then DICEHALL_* variables, then the flags given on the command line."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f, kind in _settings():
+            env, flag = f.metadata["env"], f.metadata["flag"]
+            if env and environ.get(env):  # empty means unset
+                values[f.name] = parse(kind, environ[env], env)
+            if flag and args is not None and getattr(args, f.name, None) is not None:
+                values[f.name] = getattr(args, f.name)
+        return cls(**values)
+
+
+def _settings() -> Iterator[tuple[dataclasses.Field[Any], type]]:
+    """Each field with its value type (`str | None` gives str)."""
+    hints = typing.get_type_hints(Config)
+    for f in dataclasses.fields(Config):
+        kind = hints[f.name]
+        if isinstance(kind, types.UnionType):
+            kind = next(arg for arg in typing.get_args(kind) if arg is not type(None))
+        yield f, kind
+
+
+class SettingError(ValueError):
+    """An environment variable with a value its setting cannot take."""
+
+
+def parse(kind: type, text: str, name: str) -> Any:
+    if kind is bool:
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise SettingError(f"{name}={text!r}: expected 1/true/yes/on or 0/false/no/off")
+    if kind is bytes:
+        return text.encode()
+    try:
+        return kind(text)
+    except ValueError:
+        raise SettingError(f"{name}={text!r}: expected {kind.__name__}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting that has one; every default is None, so that a flag given
+    wins over the environment and an absent one leaves it be."""
+    for f, kind in _settings():
+        meta = f.metadata
+        if not meta["flag"]:
+            continue
+        source = f"env {meta['env']}; " if meta["env"] else ""
+        help = f"{meta['help']} [{source}default {_shown(f.default)}]".replace("%", "%%")
+        if kind is bool:
+            parser.add_argument(
+                meta["flag"], dest=f.name, action="store_const", const=True, help=help
+            )
+        else:
+            parser.add_argument(
+                meta["flag"],
+                dest=f.name,
+                type=kind,
+                metavar=meta["metavar"],
+                choices=meta["choices"],
+                help=help,
+            )
+
+
+def _shown(default: Any) -> str:
+    if default is None:
+        return "unset"
+    return str(default).lower() if isinstance(default, bool) else str(default)
+
+
+def markdown_table() -> str:
+    """The settings table of docs/operations.md."""
+    rows = ["| variable | flag | default | meaning |", "|---|---|---|---|"]
+    for f, _ in _settings():
+        meta = f.metadata
+        fixed = "fixed" if not (meta["env"] or meta["flag"]) else "none"
+        env = f"`{meta['env']}`" if meta["env"] else fixed
+        flag = f"`{meta['flag']}`" if meta["flag"] else fixed
+        if meta["metavar"] and meta["flag"]:
+            flag = f"`{meta['flag']} {meta['metavar']}`"
+        rows.append(f"| {env} | {flag} | {_shown(f.default)} | {meta['help']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -1,0 +1,73 @@
+"""server/settings.py: one table behind the flags, the environment and the runbook."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from server.settings import Config, SettingError, add_arguments, markdown_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    return p
+
+
+def test_the_runbook_table_is_the_settings_table() -> None:
+    runbook = (ROOT / "docs" / "operations.md").read_text()
+    start = runbook.index("<!-- settings table: python -m server.settings -->\n")
+    end = runbook.index("<!-- end of settings table -->")
+    documented = runbook[start:end].split("\n", 1)[1].strip()
+    assert documented == markdown_table(), "run `python -m server.settings` into the runbook"
+
+
+def test_every_setting_has_help_and_every_flag_a_variable_but_the_secret_none() -> None:
+    for f in dataclasses.fields(Config):
+        assert f.metadata["help"].strip(), f.name
+        if f.metadata["flag"]:
+            assert f.metadata["env"] == "DICEHALL_" + f.name.upper(), f.name
+    secret = next(f for f in dataclasses.fields(Config) if f.name == "secret")
+    assert secret.metadata["flag"] is None, "a secret on the command line shows in `ps`"
+
+
+def test_help_names_each_flags_variable_and_default() -> None:
+    text = " ".join(parser().format_help().split())
+    assert "--lease-ms LEASE_MS Room ownership lease" in text
+    assert "[env DICEHALL_LEASE_MS; default 2000]" in text
+    assert "[env DICEHALL_REDIS; default unset]" in text
+
+
+def test_defaults_then_the_environment_then_the_flags() -> None:
+    assert Config.load(environ={}) == Config()
+    env = {"DICEHALL_PORT": "9000", "DICEHALL_REDIS_CLUSTER": "yes", "DICEHALL_SECRET": "k"}
+    config = Config.load(environ=env)
+    assert (config.port, config.redis_cluster, config.secret) == (9000, True, b"k")
+    args = parser().parse_args(["--port", "9100", "--deflate"])
+    config = Config.load(environ=env, args=args)
+    assert (config.port, config.deflate, config.redis_cluster) == (9100, True, True)
+    assert Config.load(environ={"DICEHALL_REDIS": ""}).redis is None, "empty is unset"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("DICEHALL_PORT", "eighty", "expected int"),
+        ("DICEHALL_DEFLATE", "maybe", "expected 1/true/yes/on or 0/false/no/off"),
+    ],
+)
+def test_a_variable_its_setting_cannot_take_is_named_in_the_error(
+    name: str, value: str, expected: str
+) -> None:
+    with pytest.raises(SettingError, match=f"{name}='{value}': {expected}"):
+        Config.load(environ={name: value})
+
+
+def test_limits_carry_the_time_outs() -> None:
+    limits = Config(hello_timeout_ms=1234, idle_timeout_ms=5678).limits
+    assert (limits.hello_timeout_ms, limits.idle_timeout_ms) == (1234, 5678)

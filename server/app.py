@@ -21,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from protocol.close import CloseCode
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
@@ -296,7 +297,17 @@ WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"
 def _web_client() -> list[Mount]:
     if not (WEB_CLIENT / "index.html").is_file():
         return []
-    return [Mount("/", StaticFiles(directory=WEB_CLIENT, html=True), name="web")]
+    files = StaticFiles(directory=WEB_CLIENT, html=True)
+
+    async def web(scope: Scope, receive: Receive, send: Send) -> None:
+        """The files over HTTP; a WebSocket to any other path than /ws is refused (403),
+        where the StaticFiles of older Starlette (0.40) fails with a 500."""
+        if scope["type"] == "websocket":
+            await WebSocketClose()(scope, receive, send)
+        else:
+            await files(scope, receive, send)
+
+    return [Mount("/", web, name="web")]
 
 
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:

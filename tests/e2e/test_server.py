@@ -27,6 +27,7 @@ from tests.support.servers import ServerProcess
 from .helpers import metrics, new_room
 from .wire import (
     MSGPACK,
+    NO_PROXY,
     RawClient,
     encode,
     is_over,
@@ -582,7 +583,7 @@ async def test_bad_input_gets_its_error_and_changes_nothing(server: ServerProces
     assert flood.log[-1]["type"] == "goodbye" and flood.log[-1]["code"] == 4002
 
     for offer in (["dicehall.v2.json"], []):
-        async with connect(server.ws, subprotocols=offer or None, proxy=None) as ws:  # type: ignore[arg-type]
+        async with connect(server.ws, subprotocols=offer or None, **NO_PROXY) as ws:  # type: ignore[arg-type]
             assert ws.subprotocol is None
             with pytest.raises(ConnectionClosed) as closed:
                 await ws.recv()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -23,11 +24,12 @@ def quick() -> Iterator[ServerProcess]:
         yield server
 
 
-def opened(server: ServerProcess) -> tuple[ClientConnection, dict[str, object]]:
-    ws = connect(server.ws, subprotocols=["dicehall.v1.json"], legacy=True)  # type: ignore[list-item,call-arg]
-    welcome = json.loads(ws.recv(5))
-    assert welcome["type"] == "welcome"
-    return ws, welcome
+@contextlib.contextmanager
+def opened(server: ServerProcess) -> Iterator[tuple[ClientConnection, dict[str, object]]]:
+    with connect(server.ws, subprotocols=["dicehall.v1.json"]) as ws:  # type: ignore[list-item]
+        welcome = json.loads(ws.recv(5))
+        assert welcome["type"] == "welcome"
+        yield ws, welcome
 
 
 def closed(ws: ClientConnection, within: float) -> tuple[int, list[dict[str, object]]]:
@@ -42,17 +44,16 @@ def closed(ws: ClientConnection, within: float) -> tuple[int, list[dict[str, obj
 
 
 def test_the_limits_are_announced_in_welcome(quick: ServerProcess) -> None:
-    ws, welcome = opened(quick)
-    limits = welcome["limits"]
+    with opened(quick) as (_, welcome):
+        limits = welcome["limits"]
     assert isinstance(limits, dict)
     assert (limits["hello_timeout_ms"], limits["idle_timeout_ms"]) == (HELLO_MS, IDLE_MS)
-    ws.close()
 
 
 def test_no_hello_in_time_closes_with_4005(quick: ServerProcess) -> None:
-    ws, _ = opened(quick)
-    start = time.monotonic()
-    code, said = closed(ws, within=5)
+    with opened(quick) as (ws, _):
+        start = time.monotonic()
+        code, said = closed(ws, within=5)
     assert code == 4005
     assert time.monotonic() - start >= HELLO_MS / 1000 - 0.05
     assert [m["type"] for m in said] == ["goodbye"]
@@ -61,15 +62,15 @@ def test_no_hello_in_time_closes_with_4005(quick: ServerProcess) -> None:
 def test_silence_after_hello_closes_with_4004_and_pings_keep_it_open(
     quick: ServerProcess,
 ) -> None:
-    ws, _ = opened(quick)
-    ws.send(json.dumps({"type": "hello", "id": 1, "client": "test"}))
-    assert json.loads(ws.recv(5))["ok"] is True
-    for rid in range(2, 8):  # 6 x 0.3 s: twice the idle time-out, never silent that long
-        time.sleep(0.3)
-        ws.send(json.dumps({"type": "ping", "id": rid, "time": 0}))
-        assert json.loads(ws.recv(5))["id"] == rid
-    start = time.monotonic()
-    code, said = closed(ws, within=5)
+    with opened(quick) as (ws, _):
+        ws.send(json.dumps({"type": "hello", "id": 1, "client": "test"}))
+        assert json.loads(ws.recv(5))["ok"] is True
+        for rid in range(2, 8):  # 6 x 0.3 s: twice the idle time-out, never silent that long
+            time.sleep(0.3)
+            ws.send(json.dumps({"type": "ping", "id": rid, "time": 0}))
+            assert json.loads(ws.recv(5))["id"] == rid
+        start = time.monotonic()
+        code, said = closed(ws, within=5)
     assert code == 4004
     assert time.monotonic() - start >= IDLE_MS / 1000 - 0.05
     assert [m["type"] for m in said] == ["goodbye"]

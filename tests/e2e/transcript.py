@@ -45,7 +45,8 @@ class Recorder:
         self.lines.append(f"# {text}")
 
     def open(self, number: int) -> None:
-        self.ws = connect(self.url, subprotocols=["dicehall.v1.json"], legacy=True)  # type: ignore[list-item,call-arg]
+        # (entered by hand: the connection outlives this call; `drop` closes it)
+        self.ws = connect(self.url, subprotocols=["dicehall.v1.json"]).__enter__()  # type: ignore[list-item]
         self.note(f"connection {number}: subprotocol {self.ws.subprotocol}")
         self.last_id = 0
         self.receive()

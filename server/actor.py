@@ -35,6 +35,16 @@ CommitNow = Callable[[RoomCore, list[Outgoing]], None]
 BotSpawner = Callable[[str, int, str], None]
 
 
+class Tally:
+    """A count kept by the backend for all its rooms, gone ones included: the source of a
+    Prometheus counter, which must never go down when a room closes or moves."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
 class RoomActor:
     """`commit_now`: a commit that never waits (the memory backend's). With it, a call that
     finds the room idle (nothing queued, nothing running) runs at once in the caller's
@@ -49,6 +59,7 @@ class RoomActor:
         commit: Commit,
         spawn_bot: BotSpawner | None = None,
         commit_now: CommitNow | None = None,
+        expired: Tally | None = None,
     ) -> None:
         self.core = core
         self._loop = asyncio.get_running_loop()
@@ -69,7 +80,7 @@ class RoomActor:
         self._timer: asyncio.TimerHandle | None = None
         self._armed: float | None = None
         self._task: asyncio.Task[None] | None = None
-        self.windows_expired = 0
+        self._expired = expired
 
     def start(self) -> None:
         self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
@@ -165,8 +176,8 @@ class RoomActor:
             if fut is not None and not fut.done():
                 fut.set_exception(exc)
             return
-        if isinstance(cmd, ExpireCmd) and out:
-            self.windows_expired += 1
+        if isinstance(cmd, ExpireCmd) and out and self._expired is not None:
+            self._expired.value += 1
         if out:
             await self._commit(self.core, out, None if rider is None else rider(result))
         if fut is not None and not fut.done():

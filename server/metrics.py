@@ -27,11 +27,6 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
-
-_le: Callable[[float], str] = floatToGoString
-"""A bound as a `le` label, as `prometheus_client.Histogram` writes it ("1.0", "+Inf");
-typed here because the library's function is not."""
 
 FANOUT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 """Seconds; the p99 alert of docs/operations.md (250 ms) falls on a bound."""
@@ -68,7 +63,7 @@ class LatencyHistogram:
         running = 0
         for bound, n in zip(self.bounds, self._counts, strict=False):
             running += n
-            buckets.append((_le(bound), running))
+            buckets.append((repr(float(bound)), running))  # "0.0005", "1.0": as Histogram
         buckets.append(("+Inf", self._count))
         return HistogramMetricFamily(name, doc, buckets=buckets, sum_value=self._sum)
 

@@ -15,7 +15,7 @@ import msgspec
 from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
 
-from ..actor import BotSpawner, RoomActor
+from ..actor import BotSpawner, RoomActor, Tally
 from ..commands import Command
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
@@ -64,6 +64,8 @@ class MemoryBackend(Backend):
         self._clock = clock
         self._reaper: asyncio.Task[None] | None = None
         self.rooms_closed = 0
+        self.windows_expired = Tally()
+        """Turn windows closed by their deadline, in every room this process ever ran."""
 
     async def start(self) -> None:
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
@@ -85,7 +87,13 @@ class MemoryBackend(Backend):
             room_id = new_room_id()
         core = spec.core(room_id, self.history)
         core.last_activity = self._clock()
-        actor = RoomActor(core, self._commit, self.spawn_bot, commit_now=self._commit_now)
+        actor = RoomActor(
+            core,
+            self._commit,
+            self.spawn_bot,
+            commit_now=self._commit_now,
+            expired=self.windows_expired,
+        )
         self._actors[room_id] = actor
         actor.start()
         return core.info()
@@ -148,7 +156,7 @@ class MemoryBackend(Backend):
             "rooms": len(cores),
             "rooms_playing": sum(c.status == "playing" for c in cores),
             "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
-            "windows_expired": sum(a.windows_expired for a in self._actors.values()),
+            "windows_expired": self.windows_expired.value,
             "rooms_closed": self.rooms_closed,
         }
 

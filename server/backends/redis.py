@@ -54,7 +54,7 @@ from protocol.messages.common import RoomInfo
 from protocol.subprotocols import Encoding
 
 from .. import snapshot
-from ..actor import BotSpawner, Rider, RoomActor
+from ..actor import BotSpawner, Rider, RoomActor, Tally
 from ..commands import (
     RESULTS,
     Command,
@@ -345,9 +345,10 @@ class RedisBackend(Backend):
         self._healthy = False
         self._stopping = False
         self._sub_lock = asyncio.Lock()
-        self.windows_expired_lost = 0
         self.takeovers = 0
         self.rooms_closed = 0
+        self.windows_expired = Tally()
+        """Turn windows closed by their deadline, in every room this process ever ran."""
 
     # --- connection --------------------------------------------------------------------
 
@@ -472,7 +473,7 @@ class RedisBackend(Backend):
         return core.info()
 
     async def _own(self, core: RoomCore) -> None:
-        actor = RoomActor(core, self._commit, self.spawn_bot)
+        actor = RoomActor(core, self._commit, self.spawn_bot, expired=self.windows_expired)
         self._actors[core.id] = actor
         await self.link.subscribe(command_channel(core.id))
         actor.start()
@@ -1040,7 +1041,7 @@ class RedisBackend(Backend):
             "rooms": len(cores),
             "rooms_playing": sum(c.status == "playing" for c in cores),
             "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
-            "windows_expired": sum(a.windows_expired for a in self._actors.values()),
+            "windows_expired": self.windows_expired.value,
             "rooms_closed": self.rooms_closed,
             "takeovers": self.takeovers,
         }

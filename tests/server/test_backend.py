@@ -82,6 +82,29 @@ async def test_quiet_rooms_nobody_is_in_are_closed() -> None:
         await backend.stop()
 
 
+async def test_windows_closed_by_deadline_stay_counted_when_their_room_is_gone() -> None:
+    """`dicehall_windows_closed_by_deadline_total` is a counter: it never goes down."""
+    clock = Clock()
+    backend = MemoryBackend(Hub(), idle_seconds=IDLE, clock=clock)
+    try:
+        quick = RoomSpec(game="qwinto", options={}, seats=1, turn_window=1, public=True)
+        room = (await backend.create(quick)).room
+        await backend.call(room, JoinCmd(name="Ada", seat=0, nonce="n"))
+        await backend.call(room, StartCmd(seat=0))
+        deadline = time.monotonic() + 10
+        while backend.stats()["windows_expired"] < 1:  # the first window's deadline
+            assert time.monotonic() < deadline, "no window closed by its deadline"
+            await asyncio.sleep(0.05)
+        await backend.call(room, PresenceCmd(seat=0, delta=-1))
+        expired = backend.stats()["windows_expired"]
+        clock.now = time.time() + IDLE + 1  # (the room's activity is stamped in real time)
+        await backend.reap()
+        assert backend.stats()["rooms"] == 0, "the room closed"
+        assert backend.stats()["windows_expired"] >= expired >= 1
+    finally:
+        await backend.stop()
+
+
 async def exists(server: Server, room: str) -> bool:
     try:
         await server.backend.call(room, SyncCmd(seat=None))

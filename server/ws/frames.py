@@ -101,6 +101,21 @@ class FrameReader:
         return self.stopped
 
     def feed(self, data: bytes) -> None:
+        if self._buffer or self._left or self.stopped:
+            self._feed_rest(data)
+            return
+        # The common case: whole frames, nothing held from the last read.
+        self._feeding = True
+        pos = self._split(data)
+        self._feeding = False
+        if pos < len(data):
+            if self._halted():  # (forwarding may stop the reader)
+                self._forward(data[pos:])
+            else:
+                self._buffer = bytearray(data[pos:])
+
+    def _feed_rest(self, data: bytes) -> None:
+        """`feed` when a frame is being forwarded, bytes are held, or the reader stopped."""
         if self.stopped:
             self._forward(data)
             return
@@ -112,29 +127,23 @@ class FrameReader:
             self._forward(data[: self._left])
             data = data[self._left :]
             self._left = 0
-            if self._halted():  # (forwarding may stop the reader)
+            if self._halted():
                 self._forward(data)
                 return
-        buf: bytes | bytearray
-        if self._buffer:
-            self._buffer += data
-            buf = self._buffer
-        else:
-            buf = data
+            if not self._buffer:
+                self.feed(data)
+                return
+        self._buffer += data
         self._feeding = True
-        try:
-            pos = self._split(buf)
-        finally:
-            self._feeding = False
+        pos = self._split(self._buffer)
+        self._feeding = False
         if self._halted():
-            rest = bytes(buf[pos:])
+            rest = bytes(self._buffer[pos:])
             self._buffer = bytearray()
             if rest:
                 self._forward(rest)
-        elif buf is self._buffer:
+        else:
             del self._buffer[:pos]
-        elif pos < len(buf):
-            self._buffer = bytearray(buf[pos:])
 
     def _split(self, buf: bytes | bytearray) -> int:
         """Hand on every whole frame in `buf`; the position of the first byte left."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -35,6 +34,7 @@ from websockets.server import ServerProtocol
 from . import SOCKET_EXTENSION
 from .asgi import AppRunner, ConnectionClosed, scope_for
 from .frames import FrameReader, frames
+from .keepalive import Keepalive
 
 log = logging.getLogger("dicehall.websocket")
 
@@ -77,8 +77,9 @@ class WebSocketProtocol(asyncio.Protocol):
         self._fragments: list[bytes] = []
         self._fragmented_text = False
         self._close_timer: asyncio.TimerHandle | None = None
-        self._ping_timer: asyncio.TimerHandle | None = None
-        self._ping_payload: bytes | None = None
+        self._keepalive = Keepalive(
+            self._loop, config.ws_ping_interval, config.ws_ping_timeout, self._ping, self._dead
+        )
         self._request_seen = False
         self.closing = False
         """A close frame was sent or received, or the connection failed."""
@@ -116,7 +117,7 @@ class WebSocketProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
-        self._stop_keepalive()
+        self._keepalive.stop()
         if self._close_timer is not None:
             self._close_timer.cancel()
             self._close_timer = None
@@ -134,7 +135,7 @@ class WebSocketProtocol(asyncio.Protocol):
 
     def shutdown(self) -> None:
         """uvicorn is shutting down (SIGTERM): the endpoint's goodbye, else 1012."""
-        self._stop_keepalive()
+        self._keepalive.stop()
         transport = self._transport
         if self.lost or transport is None:
             return
@@ -169,7 +170,7 @@ class WebSocketProtocol(asyncio.Protocol):
         self._conn.send_response(response)
         self._write_pending()
         if response.status_code == 101:
-            self._start_keepalive()
+            self._keepalive.start()
         else:
             self.closing = True
             if self._transport is not None:
@@ -239,9 +240,7 @@ class WebSocketProtocol(asyncio.Protocol):
         elif opcode is Opcode.CONT:
             self._fragments.append(bytes(frame.data))
         elif opcode is Opcode.PONG:
-            if self._ping_payload is not None and bytes(frame.data) == self._ping_payload:
-                self._ping_payload = None
-                self._schedule_ping(self._config.ws_ping_interval)
+            self._keepalive.pong(bytes(frame.data))
             return
         elif opcode is Opcode.CLOSE:
             close = Close.parse(bytes(frame.data))
@@ -323,42 +322,17 @@ class WebSocketProtocol(asyncio.Protocol):
         if self.lost:
             raise ConnectionClosed
 
-    # --- keepalive -------------------------------------------------------------------------
+    # --- keepalive ------------------------------------------------------------------------
 
-    def _start_keepalive(self) -> None:
-        interval = self._config.ws_ping_interval
-        if interval:
-            self._schedule_ping(interval)
+    def _ping(self, payload: bytes) -> None:
+        if not self.closing and not self.lost:
+            self._conn.send_ping(payload)
+            self._write_pending()
 
-    def _schedule_ping(self, delay: float | None) -> None:
-        self._stop_keepalive()
-        if delay and not self.closing and not self.lost:
-            self._ping_timer = self._loop.call_later(delay, self._ping)
-
-    def _ping(self) -> None:
-        self._ping_timer = None
-        if self.closing or self.lost:
-            return
-        self._ping_payload = os.urandom(4)
-        self._conn.send_ping(self._ping_payload)
-        self._write_pending()
-        timeout = self._config.ws_ping_timeout
-        if timeout:
-            self._ping_timer = self._loop.call_later(timeout, self._ping_timed_out)
-        else:
-            self._schedule_ping(self._config.ws_ping_interval)
-
-    def _ping_timed_out(self) -> None:
-        self._ping_timer = None
-        if self.closing or self.lost:
-            return
-        self._conn.fail(1011, "keepalive ping timeout")
-        self._after_forward()
-
-    def _stop_keepalive(self) -> None:
-        if self._ping_timer is not None:
-            self._ping_timer.cancel()
-            self._ping_timer = None
+    def _dead(self) -> None:
+        if not self.closing and not self.lost:
+            self._conn.fail(1011, "keepalive ping timeout")
+            self._after_forward()
 
 
 def _deflate() -> list[Any]:

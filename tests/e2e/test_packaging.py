@@ -67,6 +67,19 @@ def fresh_venv(where: Path, requirement: str, constraints: Path) -> Path:
     return where / "bin"
 
 
+def play_one_game(bin_: Path, url: str, game: str, seats: int, cwd: Path) -> None:
+    """`dicehall bot` from the venv plays one game to its verified end."""
+    done = run(
+        bin_ / "dicehall",
+        *("bot", "--url", url, "--game", game, "--seats", str(seats), "--turn-window", "5"),
+        cwd=cwd,
+        timeout=150,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = [json.loads(text) for text in done.stdout.splitlines()]
+    assert line["game"] == game and line["seed_verified"] is True
+
+
 @pytest.fixture(scope="module")
 def outside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A working directory with nothing of the repository in it."""
@@ -86,16 +99,7 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
             assert page.status == 200 and b"<script" in page.read()
         with urllib.request.urlopen(server.http + "/js/main.js", timeout=5) as script:
             assert script.status == 200
-        game = run(
-            bin_ / "dicehall",
-            *("bot", "--url", server.ws, "--game", "qwixx", "--seats", "2"),
-            *("--turn-window", "5"),
-            cwd=outside,
-            timeout=150,
-        )
-        assert game.returncode == 0, game.stderr
-        (line,) = [json.loads(text) for text in game.stdout.splitlines()]
-        assert line["game"] == "qwixx" and line["seed_verified"] is True
+        play_one_game(bin_, server.ws, "qwixx", seats=2, cwd=outside)
         assert server.terminate() == 0
 
 
@@ -106,15 +110,7 @@ def test_the_core_install_plays_bots_and_names_the_extras_it_lacks(
     lacking = run(bin_ / "python", "-c", "import starlette", cwd=outside)
     assert lacking.returncode != 0, "the core install pulls the server's dependencies"
     with running_server() as server:  # the repository's own server
-        game = run(
-            bin_ / "dicehall",
-            *("bot", "--url", server.ws, "--game", "yamb", "--seats", "1", "--turn-window", "5"),
-            cwd=outside,
-            timeout=150,
-        )
-        assert game.returncode == 0, game.stderr
-        (line,) = [json.loads(text) for text in game.stdout.splitlines()]
-        assert line["game"] == "yamb" and line["seed_verified"] is True
+        play_one_game(bin_, server.ws, "yamb", seats=1, cwd=outside)
     serve = run(bin_ / "dicehall", "serve", cwd=outside)
     assert serve.returncode == 2
     (message,) = serve.stderr.strip().splitlines()  # one line, no traceback

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import random
 import time
 from typing import Any
 
@@ -19,6 +18,7 @@ from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
 from server.ws import socket_of
+from tests.support.frames import client_frame
 from tests.support.servers import running_server
 
 from .helpers import metrics
@@ -118,26 +118,8 @@ class RawClient:
         return client
 
     @staticmethod
-    def encode(
-        opcode: int, payload: bytes, fin: bool = True, masked: bool = True, rsv: int = 0
-    ) -> bytes:
-        first = (0x80 if fin else 0) | rsv << 4 | opcode
-        size = len(payload)
-        bit = 0x80 if masked else 0
-        if size < 126:
-            head = bytes((first, bit | size))
-        elif size < 65536:
-            head = bytes((first, bit | 126)) + size.to_bytes(2, "big")
-        else:
-            head = bytes((first, bit | 127)) + size.to_bytes(8, "big")
-        if not masked:
-            return head + payload
-        mask = random.randbytes(4)
-        return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-    @staticmethod
     def request(kind: str, rid: int, **fields: Any) -> bytes:
-        return RawClient.encode(1, json.dumps({"type": kind, "id": rid, **fields}).encode())
+        return client_frame(1, json.dumps({"type": kind, "id": rid, **fields}).encode())
 
     async def frame(self) -> tuple[int, bytes]:
         first, second = await asyncio.wait_for(self.reader.readexactly(2), 10)
@@ -188,31 +170,31 @@ async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
                 client.writer.write(data[i : i + 1])
                 await client.writer.drain()
                 await asyncio.sleep(0.001)
-            client.writer.write(RawClient.encode(1, b'{"type": "ping", "id": 31}' + b" " * 300))
+            client.writer.write(client_frame(1, b'{"type": "ping", "id": 31}' + b" " * 300))
             assert await client.replies(30) == list(range(2, 32))
             # A ping between requests is answered, and reads go on the fast way.
             client.writer.write(
                 RawClient.request("ping", 32)
-                + RawClient.encode(9, b"are you there")
+                + client_frame(9, b"are you there")
                 + RawClient.request("ping", 33)
             )
             assert await client.replies(2) == [32, 33]
             assert client.pongs == [b"are you there"]
-            client.writer.write(RawClient.encode(10, b"unasked"))  # an unsolicited pong
+            client.writer.write(client_frame(10, b"unasked"))  # an unsolicited pong
             client.writer.write(RawClient.request("ping", 34))
             assert await client.replies(1) == [34]
             # A fragmented message goes to websockets' parser, still in order.
             text = json.dumps({"type": "ping", "id": 35}).encode()
             client.writer.write(
-                RawClient.encode(1, text[:5], fin=False)
-                + RawClient.encode(9, b"mid")
-                + RawClient.encode(0, text[5:])
+                client_frame(1, text[:5], fin=False)
+                + client_frame(9, b"mid")
+                + client_frame(0, text[5:])
                 + RawClient.request("ping", 36)
             )
             assert await client.replies(2) == [35, 36]
             assert client.pongs == [b"are you there", b"mid"]
             # The closing handshake is websockets'.
-            client.writer.write(RawClient.encode(8, (1000).to_bytes(2, "big")))
+            client.writer.write(client_frame(8, (1000).to_bytes(2, "big")))
             assert await client.closed_with() == 1000
             assert await asyncio.wait_for(client.reader.read(), 10) == b""
         finally:
@@ -222,16 +204,16 @@ async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
 async def test_errors_and_limits_are_websockets_own() -> None:
     """Each frame that breaks a rule closes with the code it closed with before."""
     cases = {
-        "invalid UTF-8": (RawClient.encode(1, b'{"type": "\xff"}'), 1007),
+        "invalid UTF-8": (client_frame(1, b'{"type": "\xff"}'), 1007),
         # (only the header: the server refuses on it, and closing with the rest of a frame
         # still unread would reset the connection before the close frame is read)
-        "over uvicorn's size limit": (RawClient.encode(2, bytes(70_000))[:14], 1009),
-        "over dicehall's frame limit": (RawClient.encode(1, b" " * 20_000), 1009),
-        "unmasked": (RawClient.encode(1, b"{}", masked=False), 1002),
-        "reserved bits": (RawClient.encode(1, b"{}", rsv=4), 1002),
-        "unknown opcode": (RawClient.encode(3, b""), 1002),
-        "continuation first": (RawClient.encode(0, b"{}"), 1002),
-        "ping too long": (RawClient.encode(9, bytes(126)), 1002),
+        "over uvicorn's size limit": (client_frame(2, bytes(70_000))[:14], 1009),
+        "over dicehall's frame limit": (client_frame(1, b" " * 20_000), 1009),
+        "unmasked": (client_frame(1, b"{}", masked=False), 1002),
+        "reserved bits": (client_frame(1, b"{}", rsv=4), 1002),
+        "unknown opcode": (client_frame(3, b""), 1002),
+        "continuation first": (client_frame(0, b"{}"), 1002),
+        "ping too long": (client_frame(9, bytes(126)), 1002),
     }
     with running_server() as server:
         for name, (frame, code) in cases.items():
@@ -254,7 +236,7 @@ async def test_a_connection_the_server_closes_is_let_go_without_waiting_for_the_
             client.writer.write(RawClient.request("hello", 1, client="raw"))
             assert await client.replies(1) == [1]
             assert "dicehall_connections 1" in server.get("/metrics")[1]
-            client.writer.write(RawClient.encode(1, b" " * 20_000))  # over max_frame
+            client.writer.write(client_frame(1, b" " * 20_000))  # over max_frame
             assert await client.closed_with() == 1009
             deadline = time.monotonic() + 3
             while "dicehall_connections 0" not in server.get("/metrics")[1]:

@@ -9,26 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.ws.frames import FrameReader, frame_header, frames, unmask
+from tests.support.frames import client_frame
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
-
-
-def client_frame(
-    opcode: int, payload: bytes, fin: bool = True, masked: bool = True, rsv: int = 0
-) -> bytes:
-    first = (0x80 if fin else 0) | rsv << 4 | opcode
-    size = len(payload)
-    bit = 0x80 if masked else 0
-    if size < 126:
-        head = bytes((first, bit | size))
-    elif size < 65536:
-        head = bytes((first, bit | 126)) + struct.pack("!H", size)
-    else:
-        head = bytes((first, bit | 127)) + struct.pack("!Q", size)
-    if not masked:
-        return head + payload
-    mask = os.urandom(4)
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 class Sink:

@@ -35,6 +35,7 @@ class CountingSocket:
     on_shutdown: Callable[[], None] | None = None
     fast = True
     waiting = False
+    heard_at = 0.0
 
     def __init__(self) -> None:
         self.written = 0

@@ -67,7 +67,12 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     hello_timeout_ms: Annotated[int, Meta(ge=1, description="From open to `hello`.")] = 10_000
     idle_timeout_ms: Annotated[int, Meta(ge=1, description="Silence before a close.")] = 60_000
     heartbeat_ms: Annotated[
-        int, Meta(ge=1, description="The server pings (WebSocket ping) this often.")
+        int,
+        Meta(
+            ge=1,
+            description="The server pings (WebSocket ping) this often; at most a third of"
+            " `idle_timeout_ms`.",
+        ),
     ] = 20_000
 
 

@@ -226,6 +226,8 @@ class Connection:
 
     def _timeout(self) -> None:
         self._timeouts = None
+        if self._socket is not None:  # pings and pongs count as being heard
+            self.protocol.heard(self._socket.heard_at)
         for item in self.protocol.tick(time.monotonic()):
             self._apply(item)
         if self._closing is None:

@@ -52,8 +52,10 @@ def serve(config: Config) -> int:
         # documented (`too-large`, `goodbye`, close 1009); only frames beyond this cap are
         # cut off by the WebSocket layer itself (a bare 1009).
         ws_max_size=4 * Limits().max_frame,
-        ws_ping_interval=Limits().heartbeat_ms / 1000,
-        ws_ping_timeout=Limits().heartbeat_ms / 1000,
+        # Pings only draw pongs, which the idle time-out counts; silence is that time-out's
+        # to judge (4004 with a goodbye), not a keepalive failure of its own.
+        ws_ping_interval=config.limits.heartbeat_ms / 1000,
+        ws_ping_timeout=None,
         log_level=config.log_level,
         timeout_graceful_shutdown=int(config.drain_seconds) + 5,
     )

@@ -137,8 +137,13 @@ class Config:
 
     @property
     def limits(self) -> Limits:
+        """The limits announced in `welcome`. The server pings at least three times per
+        idle time-out, so a client whose library answers pings is never idle."""
         return msgspec.structs.replace(
-            Limits(), hello_timeout_ms=self.hello_timeout_ms, idle_timeout_ms=self.idle_timeout_ms
+            _LIMITS,
+            hello_timeout_ms=self.hello_timeout_ms,
+            idle_timeout_ms=self.idle_timeout_ms,
+            heartbeat_ms=max(1, min(_LIMITS.heartbeat_ms, self.idle_timeout_ms // 3)),
         )
 
     @classmethod

@@ -25,6 +25,10 @@ class FrameSocket(Protocol):
     """Called when the server shuts down, instead of closing with 1012 at once: the
     endpoint says goodbye and closes itself."""
 
+    heard_at: float
+    """`time.monotonic()` when the client last sent a control frame (a pong answering the
+    server's keepalive ping, or a ping): a sign of life the idle time-out counts."""
+
     @property
     def fast(self) -> bool:
         """Frames are read and written here, not by an extension (per-message deflate)."""

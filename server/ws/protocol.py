@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -88,6 +89,7 @@ class WebSocketProtocol(asyncio.Protocol):
         self.close_reason = ""
         self.fast = True
         self.on_shutdown: Callable[[], None] | None = None
+        self.heard_at = 0.0
 
     # --- asyncio.Protocol ------------------------------------------------------------------
 
@@ -240,6 +242,7 @@ class WebSocketProtocol(asyncio.Protocol):
         elif opcode is Opcode.CONT:
             self._fragments.append(bytes(frame.data))
         elif opcode is Opcode.PONG:
+            self.heard_at = time.monotonic()
             self._keepalive.pong(bytes(frame.data))
             return
         elif opcode is Opcode.CLOSE:
@@ -250,8 +253,9 @@ class WebSocketProtocol(asyncio.Protocol):
             self._reader.stop()
             self._wake()
             return
-        else:
-            return  # a ping: `websockets` queued the pong
+        else:  # a ping: `websockets` queued the pong
+            self.heard_at = time.monotonic()
+            return
         if not frame.fin:
             return
         data = b"".join(self._fragments)

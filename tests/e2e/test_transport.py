@@ -18,7 +18,7 @@ from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
 from server.ws import socket_of
-from tests.support.frames import client_frame
+from tests.support.frames import RawClient, client_frame
 from tests.support.servers import running_server
 
 from .helpers import metrics
@@ -91,69 +91,6 @@ async def test_with_per_message_deflate_frames_still_arrive_in_order() -> None:
         assert len(seqs) >= 7 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
         assert [m["text"] for m in live if m["type"] == "chat"] == [f"line {i}" for i in range(5)]
         assert transports(server) == {"fast": 0.0, "extension": 1.0, "asgi": 0.0}
-
-
-class RawClient:
-    """A WebSocket client written by hand: frames exactly as the test means them."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.pongs: list[bytes] = []
-
-    @classmethod
-    async def open(cls, port: int) -> RawClient:
-        """Handshake for dicehall.v1.json, then the welcome."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n\r\n"
-        )
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-        assert head.startswith(b"HTTP/1.1 101"), head
-        client = cls(reader, writer)
-        opcode, welcome = await client.frame()
-        assert opcode == 1 and json.loads(welcome)["type"] == "welcome"
-        return client
-
-    @staticmethod
-    def request(kind: str, rid: int, **fields: Any) -> bytes:
-        return client_frame(1, json.dumps({"type": kind, "id": rid, **fields}).encode())
-
-    async def frame(self) -> tuple[int, bytes]:
-        first, second = await asyncio.wait_for(self.reader.readexactly(2), 10)
-        size = second & 0x7F
-        if size == 126:
-            size = int.from_bytes(await self.reader.readexactly(2), "big")
-        elif size == 127:
-            size = int.from_bytes(await self.reader.readexactly(8), "big")
-        return first & 0x0F, await self.reader.readexactly(size)
-
-    async def replies(self, count: int) -> list[int]:
-        """The ids of the next `count` replies (other messages skipped); all must be ok."""
-        ids: list[int] = []
-        while len(ids) < count:
-            opcode, data = await self.frame()
-            if opcode == 10:
-                self.pongs.append(data)
-                continue
-            assert opcode == 1, (opcode, data)
-            message = json.loads(data)
-            if message["type"] == "reply":
-                assert message["ok"], message
-                ids.append(message["id"])
-        return ids
-
-    async def closed_with(self) -> int:
-        """Read until the server's close frame: its code."""
-        while True:
-            opcode, data = await self.frame()
-            if opcode == 8:
-                return int.from_bytes(data[:2], "big")
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:

@@ -93,6 +93,8 @@ class _Decoders:
             tree = self.untyped.decode(data)
         except RecursionError:
             return TooDeepError("nesting too deep")
+        except UnicodeEncodeError:  # a text frame the transport found not to be UTF-8
+            return MalformedError("a text frame that is not valid UTF-8")
         except msgspec.ValidationError as exc:  # a number no integer or float can hold
             return InvalidMessageError(str(exc))
         except _DECODE_FAILURES as exc:

@@ -43,6 +43,16 @@ def frames(payloads: list[bytes], binary: bool) -> bytes:
     return b"".join(parts)
 
 
+def text_of(payload: bytes) -> str:
+    """A text frame's payload as a str. Bytes that are not UTF-8 are kept as lone
+    surrogates (`surrogateescape`), for the protocol to answer `malformed` (1001) rather
+    than the connection to fail (RFC 6455 would close with 1007): docs/protocol.md."""
+    try:
+        return payload.decode()
+    except UnicodeDecodeError:
+        return payload.decode("utf-8", "surrogateescape")
+
+
 def unmask(data: bytes | bytearray | memoryview, mask: bytes | bytearray | memoryview) -> bytes:
     """A client frame's payload, unmasked (RFC 6455, 5.3): one XOR of two big integers."""
     size = len(data)
@@ -54,8 +64,7 @@ class FrameReader:
     """Splits the client's byte stream: simple data frames to `deliver`, the rest to
     `forward` (from the frame's header on, its payload's bytes as they come).
 
-    `deliver` gets a `str` for a text frame (its UTF-8 checked here; a text frame that is
-    not UTF-8 is forwarded, for the other parser to refuse) and `bytes` for a binary one.
+    `deliver` gets a `str` for a text frame (`text_of`) and `bytes` for a binary one.
     Once a fragmented message has begun, every frame is forwarded up to its last fragment,
     so the other parser sees the whole sequence. After `stop()` everything is forwarded
     (the connection is closing, or an extension such as per-message deflate is in use).
@@ -187,12 +196,7 @@ class FrameReader:
                     self._deliver(payload)
                     pos = end
                     continue
-                try:
-                    text = payload.decode()
-                except UnicodeDecodeError:  # the other parser's to refuse
-                    self._forward(bytes(buf[pos:end]))
-                else:
-                    self._deliver(text)
+                self._deliver(text_of(payload))
                 pos = end
                 continue
             # Anything else is the other parser's, from its header on, as it comes.

@@ -34,7 +34,7 @@ from websockets.server import ServerProtocol
 
 from . import SOCKET_EXTENSION
 from .asgi import AppRunner, ConnectionClosed, scope_for
-from .frames import FrameReader, frames
+from .frames import FrameReader, frames, text_of
 from .keepalive import Keepalive
 
 log = logging.getLogger("dicehall.websocket")
@@ -260,13 +260,7 @@ class WebSocketProtocol(asyncio.Protocol):
             return
         data = b"".join(self._fragments)
         self._fragments = []
-        if not self._fragmented_text:
-            self._deliver(data)
-            return
-        try:
-            self._deliver(data.decode())
-        except UnicodeDecodeError as exc:
-            self._conn.fail(1007, f"{exc.reason} at position {exc.start}")
+        self._deliver(text_of(data) if self._fragmented_text else data)
 
     # --- sending ---------------------------------------------------------------------------
 

@@ -138,10 +138,34 @@ async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
             client.close()
 
 
+async def test_a_text_frame_that_is_not_utf8_is_answered_malformed_and_logs_nothing() -> None:
+    """docs/protocol.md: error 1001 `malformed`, the connection stays open (only
+    `too-large` closes), whether the frame came whole or in fragments."""
+    with running_server() as server:
+        client = await RawClient.open(server.port)
+        try:
+            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            assert await client.replies(1) == [1]
+            bad = b'{"type": "ping", "id": 2, "x": "\xff"}'
+            client.writer.write(client_frame(1, bad))
+            client.writer.write(client_frame(1, bad[:9], fin=False) + client_frame(0, bad[9:]))
+            for _ in range(2):
+                opcode, data = await client.frame()
+                error = json.loads(data)
+                assert opcode == 1 and error["type"] == "error", error
+                assert (error["error"]["code"], error["error"]["name"]) == (1001, "malformed")
+            client.writer.write(RawClient.request("ping", 3))
+            assert await client.replies(1) == [3], "still open"
+        finally:
+            client.close()
+        assert server.terminate() == 0
+        assert server.proc.stdout is not None
+        assert server.proc.stdout.read() == "", "nothing logged at --log-level warning"
+
+
 async def test_errors_and_limits_are_websockets_own() -> None:
     """Each frame that breaks a rule closes with the code it closed with before."""
     cases = {
-        "invalid UTF-8": (client_frame(1, b'{"type": "\xff"}'), 1007),
         # (only the header: the server refuses on it, and closing with the rest of a frame
         # still unread would reset the connection before the close frame is read)
         "over uvicorn's size limit": (client_frame(2, bytes(70_000))[:14], 1009),

@@ -345,3 +345,10 @@ def test_encode_once_send_many() -> None:
             first = encode(message, encoding)
             assert isinstance(first, bytes | str)
             assert first == encode(message, encoding)
+
+
+def test_a_text_frame_that_was_not_utf8_is_malformed() -> None:
+    """The transport hands such a frame on with its bad bytes as lone surrogates."""
+    data = b'{"type": "ping", "id": 1, "x": "\xff"}'.decode("utf-8", "surrogateescape")
+    with pytest.raises(E.MalformedError, match="not valid UTF-8"):
+        ClientMessageDecoder(Encoding.JSON).decode(data)

@@ -87,12 +87,17 @@ def test_frames_that_break_a_rule_go_to_the_other_parser() -> None:
         client_frame(TEXT, b"{}", rsv=4),
         client_frame(3, b""),  # a reserved opcode
         client_frame(CONT, b"{}"),  # a continuation with nothing to continue
-        client_frame(TEXT, b"\xff\xfe"),  # not UTF-8
     ]
     for frame in cases:
         sink = Sink()
         sink.feed(frame)
         assert bytes(sink.forwarded) == frame and not sink.delivered
+
+
+def test_a_text_frame_that_is_not_utf8_is_delivered_for_the_protocol_to_refuse() -> None:
+    sink = Sink()
+    sink.feed(client_frame(TEXT, b'{"type": "\xff"}') + client_frame(TEXT, b"ok"))
+    assert sink.delivered == ['{"type": "\udcff"}', "ok"] and not sink.forwarded
 
 
 def test_an_oversized_frame_is_forwarded_as_it_comes_not_buffered() -> None:

@@ -331,6 +331,7 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             Route("/api/rooms", api_rooms),
             Route("/api/rooms/{room}/record", api_record),
             WebSocketRoute("/ws", websocket),
+            WebSocketRoute("/", websocket),  # (a bot given ws://host:port, no path)
             *_web_client(),
         ],
         lifespan=lifespan,

@@ -14,7 +14,9 @@ import time
 from typing import Any
 
 import msgpack
+import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
 from server.ws import socket_of
@@ -91,6 +93,17 @@ async def test_with_per_message_deflate_frames_still_arrive_in_order() -> None:
         assert len(seqs) >= 7 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
         assert [m["text"] for m in live if m["type"] == "chat"] == [f"line {i}" for i in range(5)]
         assert transports(server) == {"fast": 0.0, "extension": 1.0, "asgi": 0.0}
+
+
+async def test_a_url_without_a_path_reaches_the_server_and_other_paths_get_403() -> None:
+    with running_server() as server:
+        bare = f"ws://127.0.0.1:{server.port}"
+        async with connect(bare, subprotocols=[Subprotocol("dicehall.v1.json")]) as ws:
+            assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "welcome"
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(f"{bare}/nowhere", subprotocols=[Subprotocol("dicehall.v1.json")]):
+                pass
+        assert refused.value.response.status_code == 403
 
 
 async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:

@@ -35,7 +35,9 @@ MEANINGS: dict[CloseCode, str] = {
     CloseCode.PROTOCOL_ABUSE: "`max_errors` protocol errors in a row.",
     CloseCode.RATE_LIMIT: "The client kept sending far past its rate limit (a flood).",
     CloseCode.SLOW_CONSUMER: (
-        "The client read too slowly and the server's outbound queue for it filled up."
+        "The client read too slowly and the server's outbound queue for it filled up"
+        " (1,024 frames or 1 MiB by default, replies included), after a `goodbye`; a client"
+        " that sends requests and never reads is cut off the same way."
     ),
     CloseCode.IDLE_TIMEOUT: "Nothing heard from the client for `idle_timeout_ms`.",
     CloseCode.HELLO_TIMEOUT: "No `hello` within `hello_timeout_ms` of the connection opening.",

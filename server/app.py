@@ -229,6 +229,7 @@ async def websocket(ws: WebSocket) -> None:
         SUBPROTOCOLS[chosen],
         limits=server.limits,
         max_queue=server.config.max_queue,
+        max_queue_bytes=server.config.max_queue_bytes,
         fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,
         socket=socket,

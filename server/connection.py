@@ -50,6 +50,7 @@ class Connection:
         encoding: Encoding,
         limits: Limits | None = None,
         max_queue: int = 1024,
+        max_queue_bytes: int = 1 << 20,
         fanout_latency: LatencyHistogram | None = None,
         slow_dropped: Counter | None = None,
         socket: FrameSocket | None = None,
@@ -57,7 +58,11 @@ class Connection:
         self.protocol = ServerConnection(encoding, limits, now=time.monotonic())
         self.session = Session(services, self)
         self.max_queue = max_queue
+        self.max_queue_bytes = max_queue_bytes
         self._queue: list[tuple[Frame, float]] = []
+        self._queued_bytes = 0
+        """Bytes (characters of a JSON frame) in `_queue`: replies and views can be large,
+        so a count of frames alone does not bound what a client that never reads pins."""
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task[None] | None = None
         self._send: SendFrame | None = None
@@ -95,16 +100,19 @@ class Connection:
     def _push(self, frame: Frame, produced: float = 0.0) -> None:
         if self._closing is not None:
             return
-        if len(self._queue) >= self.max_queue:
+        size = len(frame)
+        if len(self._queue) >= self.max_queue or self._queued_bytes + size > self.max_queue_bytes:
             if self._slow_dropped is not None:
                 self._slow_dropped.inc()
             self._queue.clear()
+            self._queued_bytes = 0
             self.close(CloseCode.SLOW_CONSUMER, "outbound queue full: read faster")
             # Its socket may stay stuck for a long time (nothing can flush it): leave its
             # rooms now, so its seats show as gone, rather than when the socket closes.
             self._leaving = self._loop.create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
+        self._queued_bytes += size
         if self._socket is None:
             self._wake_writer()
         elif not self._flush_due:
@@ -126,6 +134,7 @@ class Connection:
             self._write_queue(socket)
         elif socket.gone():
             self._queue.clear()
+            self._queued_bytes = 0
         else:
             self._wake_writer()  # paused: the writer task waits until it drains
 
@@ -134,6 +143,7 @@ class Connection:
         now = time.monotonic()
         payloads: list[bytes] = []
         queue, self._queue = self._queue, []
+        self._queued_bytes = 0
         for frame, produced in queue:
             payloads.append(frame if isinstance(frame, bytes) else frame.encode())
             if produced and latency is not None:
@@ -153,6 +163,7 @@ class Connection:
     def _apply(self, item: Send | Close) -> None:
         if isinstance(item, Send):
             self._queue.append((item.frame, 0.0))
+            self._queued_bytes += len(item.frame)
         else:
             self._closing = item
         self._wake_writer()
@@ -200,12 +211,14 @@ class Connection:
             while socket is not None and self._queue:
                 if socket.gone():
                     self._queue.clear()
+                    self._queued_bytes = 0
                 elif socket.ready():
                     self._write_queue(socket)
                 else:
                     await socket.drained()
             while self._queue:
                 frame, produced = self._queue.pop(0)
+                self._queued_bytes -= len(frame)
                 await send(frame)
                 if produced and latency is not None:
                     latency.observe(time.monotonic() - produced)

@@ -95,6 +95,13 @@ class Config:
         flag="--max-queue",
         env="DICEHALL_MAX_QUEUE",
     )
+    max_queue_bytes: int = setting(
+        1 << 20,
+        "Bytes (characters of JSON) queued for one connection, replies included, before it"
+        " is cut off as a slow consumer (4003): what a client that never reads can pin.",
+        flag="--max-queue-bytes",
+        env="DICEHALL_MAX_QUEUE_BYTES",
+    )
     hello_timeout_ms: int = setting(
         _LIMITS.hello_timeout_ms,
         "From a socket's opening to its `hello`; past it the server closes with 4005.",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import struct
 from typing import Any
 
@@ -39,9 +40,15 @@ class RawClient:
         self.pings: list[bytes] = []
 
     @classmethod
-    async def open(cls, port: int) -> RawClient:
-        """Handshake for dicehall.v1.json, then the welcome."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    async def open(cls, port: int, rcvbuf: int | None = None) -> RawClient:
+        """Handshake for dicehall.v1.json, then the welcome. `rcvbuf`: a small, fixed
+        receive buffer (no autotuning), so that a client that stops reading backs the
+        server up after a few kilobytes instead of megabytes of kernel buffers."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.connect(("127.0.0.1", port))
+        reader, writer = await asyncio.open_connection(sock=sock)
         writer.write(
             b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
             b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"

@@ -99,8 +99,9 @@ class Session:
         self.watching: set[str] = set()
         self.hosting: dict[str, str] = {}
         """Room -> host key, for the rooms this session created."""
-        self.claimed: dict[str, tuple[int, str]] = {}
-        """Seats given back by `hello` tokens, waiting for their `resume`."""
+        self.claimed: set[str] = set()
+        """Rooms whose seat `hello` took back (held already, in `seats`), waiting for their
+        `resume` to start the stream; the seat cannot act before it."""
         self._members: set[str] = set()
         self._held: dict[str, list[Outgoing]] = {}
         self._seen: dict[str, int] = {}
@@ -232,10 +233,16 @@ class Session:
                     )
                 except E.ProtocolError:
                     ok = False
-            if ok and claim is not None:
-                self.claimed[claim.room] = (claim.seat, claim.nonce)
+            if ok and claim is not None and claim.room not in self.seats:
+                # Taken here, at `hello` (docs/protocol.md): the connection that held it is
+                # replaced (4006) now, not at `resume`, which only starts the stream.
+                self.claimed.add(claim.room)
                 held.append(HeldSeat(room=claim.room, seat=claim.seat))
-            else:
+                if not self._take(claim.room, claim.seat):
+                    await self.services.backend.call(
+                        claim.room, PresenceCmd(seat=claim.seat, delta=1)
+                    )
+            else:  # (a second token for a room: one seat per room and connection)
                 rejected.append(i)
         features = accept(req.features)
         self.timestamps = TIMESTAMPS in features
@@ -271,7 +278,7 @@ class Session:
 
     async def _join(self, req: C.Join) -> tuple[msgspec.Struct, Any]:
         room = req.room
-        if room in self.seats or room in self.claimed:
+        if room in self.seats:
             raise E.AlreadyInRoomError("this connection already holds a seat here")
         watching = room in self.watching
         await self._hold(room)
@@ -311,9 +318,7 @@ class Session:
     async def _resume(self, req: C.Resume) -> tuple[msgspec.Struct, Any]:
         room = req.room
         seat: int | None
-        if room in self.claimed:
-            seat = self.claimed[room][0]
-        elif room in self.seats:
+        if room in self.seats:
             seat = self.seats[room]
         elif room in self.watching:
             seat = None
@@ -332,11 +337,7 @@ class Session:
             if fresh:
                 self._unhold(room)
             raise
-        if room in self.claimed:
-            del self.claimed[room]
-            assert seat is not None
-            if not self._take(room, seat):  # a replaced holder hands its presence over
-                await self.services.backend.call(room, PresenceCmd(seat=seat, delta=1))
+        self.claimed.discard(room)
         result = R.ResumeResult(
             mode="events" if sync.messages is not None else "snapshot", seq=sync.seq
         )
@@ -362,6 +363,7 @@ class Session:
 
     async def _leave(self, room: str) -> None:
         if room in self.seats:
+            self.claimed.discard(room)
             seat = self._let_go(room)
             self._unhold(room)
             await self.services.backend.call(room, LeaveCmd(seat=seat))
@@ -369,8 +371,6 @@ class Session:
             self.watching.discard(room)
             self._unhold(room)
             await self.services.backend.call(room, WatchCmd(delta=-1))
-        elif room in self.claimed:
-            del self.claimed[room]
         else:
             raise E.NotInRoomError("this connection is not in this room")
 
@@ -436,10 +436,10 @@ class Session:
         self.deliver(room, held)
 
     def _seat(self, room: str) -> int:
+        if room in self.claimed:
+            raise E.NotSeatedError("resume the room before acting")
         seat = self.seats.get(room)
         if seat is None:
-            if room in self.claimed:
-                raise E.NotSeatedError("resume the room before acting")
             if room in self.watching:
                 raise E.NotSeatedError("spectators cannot act; join a seat to play")
             raise E.NotInRoomError("this connection neither sits in nor watches this room")

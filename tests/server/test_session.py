@@ -235,7 +235,8 @@ async def test_resume_after_the_log_moved_on_sends_a_snapshot() -> None:
         caught = back.stream(room, mark)
         assert isinstance(caught[0], Snapshot) and caught[0].seq == resumed.seq
         assert caught[0].seat == 0 and caught[0].info.status == "playing"
-        assert contiguous(caught) == [resumed.seq + 1]  # the seat shows as connected again
+        assert contiguous(caught) == []
+        assert caught[0].info.seats[0].connected, "connected again since `hello`"
 
         future = await back.ask(C.Resume, room=room, last_seq=resumed.seq + 50)
         assert future.mode == "snapshot"
@@ -269,6 +270,24 @@ async def test_hello_takes_back_only_seats_its_tokens_prove() -> None:
         assert [(s.room, s.seat) for s in result.seats] == [(room, 0)]
         with pytest.raises(E.NotInRoomError):
             await thief.ask(C.Resume, room=other, last_seq=0)
+
+
+async def test_hello_takes_the_seat_at_once_and_lists_it_once() -> None:
+    """docs/protocol.md: `hello.tokens` takes the seats back; `resume` only starts the
+    stream. The old connection is replaced at `hello`, and cannot act from then on."""
+    async with running() as server:
+        ada, _, room, token = await seated_pair(server)
+        again = await hello(server, "Ada", [token, token])
+        result = again.out[0][2]
+        assert [(s.room, s.seat) for s in result.seats] == [(room, 0)], "listed once"
+        assert result.rejected == [1], "one seat per room and connection"
+        assert ("replaced", room) in ada.out, "replaced at hello, before any resume"
+        with pytest.raises(E.NotInRoomError):
+            await ada.ask(C.Legal, room=room)
+        with pytest.raises(E.NotSeatedError):
+            await again.ask(C.Legal, room=room)  # resume first
+        await again.ask(C.Resume, room=room, last_seq=0)
+        assert (await again.ask(C.Legal, room=room)).view["you"] == 0
 
 
 # --- membership ------------------------------------------------------------------------------

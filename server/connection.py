@@ -60,9 +60,11 @@ class Connection:
         self.max_queue = max_queue
         self.max_queue_bytes = max_queue_bytes
         self._queue: list[tuple[Frame, float]] = []
-        self._queued_bytes = 0
-        """Bytes (characters of a JSON frame) in `_queue`: replies and views can be large,
-        so a count of frames alone does not bound what a client that never reads pins."""
+        self._backlog: int | None = None if socket is not None else 0
+        """Bytes (characters of a JSON frame) in `_queue` while the socket takes no writes:
+        replies and views can be large, so a count of frames alone does not bound what a
+        client that never reads pins. None while the socket takes writes: each turn's queue
+        then leaves in that turn, and the hot path counts nothing."""
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task[None] | None = None
         self._send: SendFrame | None = None
@@ -100,19 +102,21 @@ class Connection:
     def _push(self, frame: Frame, produced: float = 0.0) -> None:
         if self._closing is not None:
             return
-        size = len(frame)
-        if len(self._queue) >= self.max_queue or self._queued_bytes + size > self.max_queue_bytes:
+        backlog = self._backlog
+        if len(self._queue) >= self.max_queue or (
+            backlog is not None and backlog + len(frame) > self.max_queue_bytes
+        ):
             if self._slow_dropped is not None:
                 self._slow_dropped.inc()
-            self._queue.clear()
-            self._queued_bytes = 0
+            self._clear()
             self.close(CloseCode.SLOW_CONSUMER, "outbound queue full: read faster")
             # Its socket may stay stuck for a long time (nothing can flush it): leave its
             # rooms now, so its seats show as gone, rather than when the socket closes.
             self._leaving = self._loop.create_task(self.session.disconnected())
             return
         self._queue.append((frame, produced))
-        self._queued_bytes += size
+        if backlog is not None:
+            self._backlog = backlog + len(frame)
         if self._socket is None:
             self._wake_writer()
         elif not self._flush_due:
@@ -133,17 +137,27 @@ class Connection:
         if socket.ready():
             self._write_queue(socket)
         elif socket.gone():
-            self._queue.clear()
-            self._queued_bytes = 0
+            self._clear()
         else:
+            self._backed_up()
             self._wake_writer()  # paused: the writer task waits until it drains
+
+    def _backed_up(self) -> None:
+        """The socket takes no writes: count what waits, from now until it drains."""
+        if self._backlog is None:
+            self._backlog = sum(len(frame) for frame, _ in self._queue)
+
+    def _clear(self) -> None:
+        self._queue.clear()
+        if self._backlog is not None:
+            self._backlog = 0
 
     def _write_queue(self, socket: FrameSocket) -> None:
         latency = self._fanout_latency
         now = time.monotonic()
         payloads: list[bytes] = []
         queue, self._queue = self._queue, []
-        self._queued_bytes = 0
+        self._backlog = None
         for frame, produced in queue:
             payloads.append(frame if isinstance(frame, bytes) else frame.encode())
             if produced and latency is not None:
@@ -163,7 +177,8 @@ class Connection:
     def _apply(self, item: Send | Close) -> None:
         if isinstance(item, Send):
             self._queue.append((item.frame, 0.0))
-            self._queued_bytes += len(item.frame)
+            if self._backlog is not None:
+                self._backlog += len(item.frame)
         else:
             self._closing = item
         self._wake_writer()
@@ -210,15 +225,16 @@ class Connection:
             wake.clear()
             while socket is not None and self._queue:
                 if socket.gone():
-                    self._queue.clear()
-                    self._queued_bytes = 0
+                    self._clear()
                 elif socket.ready():
                     self._write_queue(socket)
                 else:
+                    self._backed_up()
                     await socket.drained()
             while self._queue:
                 frame, produced = self._queue.pop(0)
-                self._queued_bytes -= len(frame)
+                if self._backlog is not None:
+                    self._backlog -= len(frame)
                 await send(frame)
                 if produced and latency is not None:
                     latency.observe(time.monotonic() - produced)

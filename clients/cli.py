@@ -250,25 +250,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from server.main import serve
     except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in EXTRAS["server"]:
+        if (exc.name or "").split(".")[0] not in SERVER_MODULES:
             raise  # not a missing extra: a bug
         return missing_extra("dicehall serve", "server", str(exc.name))
     return serve(config)
 
 
-EXTRAS = {
-    "server": {
-        "starlette",
-        "uvicorn",
-        "uvloop",
-        "httptools",
-        "redis",
-        "hiredis",
-        "prometheus_client",
-    },
-    "loadtest": {"matplotlib", "uvloop"},
-}
-"""The top-level modules each extra of pyproject.toml brings."""
+SERVER_MODULES = frozenset(
+    {"starlette", "uvicorn", "uvloop", "httptools", "redis", "hiredis", "prometheus_client"}
+)
+"""The top-level modules the `server` extra of pyproject.toml brings."""
 
 
 def missing_extra(command: str, extra: str, module: str, hint: str = "") -> int:

@@ -163,7 +163,9 @@ class AppRunner:
         elif socket.closing:
             raise ConnectionClosed
         elif kind == "websocket.send":
-            await socket.wait_writable()
+            await socket.drained()
+            if socket.lost:
+                raise ConnectionClosed
             if message.get("bytes") is not None:
                 socket.send([message["bytes"]], binary=True)
             else:

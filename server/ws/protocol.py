@@ -33,7 +33,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from . import SOCKET_EXTENSION
-from .asgi import AppRunner, ConnectionClosed, scope_for
+from .asgi import AppRunner, scope_for
 from .frames import FrameReader, frames, text_of
 from .keepalive import Keepalive
 
@@ -313,12 +313,6 @@ class WebSocketProtocol(asyncio.Protocol):
                 transport.write(data)
             else:
                 transport.close()
-
-    async def wait_writable(self) -> None:
-        """ASGI sends wait until the transport takes writes again."""
-        await self._writable.wait()
-        if self.lost:
-            raise ConnectionClosed
 
     # --- keepalive ------------------------------------------------------------------------
 

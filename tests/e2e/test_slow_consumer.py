@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.frames import RawClient as FrameClient
+from tests.support.frames import StreamClient
 from tests.support.servers import ServerProcess, running_server
 
 from .helpers import dropped, metrics, new_room, stall
@@ -99,33 +99,33 @@ async def test_clients_that_request_and_never_read_are_cut_and_pin_little_memory
     server's RSS never grows by more than 4 MiB for each, and a client that reads is
     unaffected."""
     with running_server() as server:  # the default bounds: 1024 frames, 1 MiB
-        hosts = [await FrameClient.open(server.port) for _ in range(5)]
+        hosts = [await StreamClient.open(server.port) for _ in range(5)]
         for h, host in enumerate(hosts):
-            host.writer.write(FrameClient.request("hello", 1, client=f"host {h}"))
+            host.writer.write(StreamClient.request("hello", 1, client=f"host {h}"))
             for i in range(16):  # the most rooms one connection may host
                 await asyncio.sleep(0.06)  # under the rate limit
                 host.writer.write(
-                    FrameClient.request("create", 2 + i, game="qwixx", seats=6, public=True)
+                    StreamClient.request("create", 2 + i, game="qwixx", seats=6, public=True)
                 )
             assert len(await host.replies(17)) == 17
-        reader = await FrameClient.open(server.port)
-        reader.writer.write(FrameClient.request("hello", 1, client="reader"))
+        reader = await StreamClient.open(server.port)
+        reader.writer.write(StreamClient.request("hello", 1, client="reader"))
         assert await reader.replies(1) == [1]
         before = metrics(server)["process_resident_memory_bytes"]
-        hogs = [await FrameClient.open(server.port, rcvbuf=4096) for _ in range(5)]
+        hogs = [await StreamClient.open(server.port, rcvbuf=4096) for _ in range(5)]
         for hog in hogs:
-            hog.writer.write(FrameClient.request("hello", 1, client="hog"))
+            hog.writer.write(StreamClient.request("hello", 1, client="hog"))
         rid = itertools.count(2)
         deadline = time.monotonic() + 120
         peak = before
         while (seen := metrics(server))["dicehall_slow_consumers_dropped_total"] < len(hogs):
             peak = max(peak, seen["process_resident_memory_bytes"])
             assert time.monotonic() < deadline, f"only {dropped(server)} of 5 cut off"
-            request = FrameClient.request("rooms", next(rid))
+            request = StreamClient.request("rooms", next(rid))
             for hog in hogs:
                 if not hog.writer.is_closing():
                     hog.writer.write(request)
-            reader.writer.write(FrameClient.request("ping", next(rid)))
+            reader.writer.write(StreamClient.request("ping", next(rid)))
             assert len(await reader.replies(1)) == 1, "the reading client is answered"
             await asyncio.sleep(0.055)  # ~18 requests a second: under the rate limit
         grown = peak - before  # while they were connected, at the worst

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from tests.support.frames import RawClient
+from tests.support.frames import StreamClient
 from tests.support.servers import ServerProcess, running_server
 
 HELLO_MS, IDLE_MS = 600, 900
@@ -69,13 +69,13 @@ async def test_silence_after_hello_closes_with_4004_and_protocol_pings_keep_it_o
 ) -> None:
     """A client that answers no WebSocket ping (a bare TCP stream) is heard only through
     its frames: `ping` requests keep it open, silence closes it with a goodbye."""
-    client = await RawClient.open(quick.port)
+    client = await StreamClient.open(quick.port)
     try:
-        client.writer.write(RawClient.request("hello", 1, client="raw"))
+        client.writer.write(StreamClient.request("hello", 1, client="raw"))
         assert await client.replies(1) == [1]
         for rid in range(2, 8):  # 6 x 0.3 s: twice the idle time-out, never silent that long
             await asyncio.sleep(0.3)
-            client.writer.write(RawClient.request("ping", rid, time=0))
+            client.writer.write(StreamClient.request("ping", rid, time=0))
             assert await client.replies(1) == [rid]
         start = time.monotonic()
         said: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
 from server.ws import socket_of
-from tests.support.frames import RawClient, client_frame
+from tests.support.frames import StreamClient, client_frame
 from tests.support.servers import running_server
 
 from .helpers import metrics
@@ -108,14 +108,14 @@ async def test_a_url_without_a_path_reaches_the_server_and_other_paths_get_403()
 
 async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
     with running_server() as server:
-        client = await RawClient.open(server.port)
+        client = await StreamClient.open(server.port)
         try:
-            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            client.writer.write(StreamClient.request("hello", 1, client="raw"))
             assert await client.replies(1) == [1]
             # Many requests in one write (reads pause, then resume), then one split at every
             # byte, then one with a 16-bit length.
-            client.writer.write(b"".join(RawClient.request("ping", i) for i in range(2, 30)))
-            data = RawClient.request("ping", 30)
+            client.writer.write(b"".join(StreamClient.request("ping", i) for i in range(2, 30)))
+            data = StreamClient.request("ping", 30)
             for i in range(len(data)):
                 client.writer.write(data[i : i + 1])
                 await client.writer.drain()
@@ -124,14 +124,14 @@ async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
             assert await client.replies(30) == list(range(2, 32))
             # A ping between requests is answered, and reads go on the fast way.
             client.writer.write(
-                RawClient.request("ping", 32)
+                StreamClient.request("ping", 32)
                 + client_frame(9, b"are you there")
-                + RawClient.request("ping", 33)
+                + StreamClient.request("ping", 33)
             )
             assert await client.replies(2) == [32, 33]
             assert client.pongs == [b"are you there"]
             client.writer.write(client_frame(10, b"unasked"))  # an unsolicited pong
-            client.writer.write(RawClient.request("ping", 34))
+            client.writer.write(StreamClient.request("ping", 34))
             assert await client.replies(1) == [34]
             # A fragmented message goes to websockets' parser, still in order.
             text = json.dumps({"type": "ping", "id": 35}).encode()
@@ -139,7 +139,7 @@ async def test_requests_stay_in_order_however_the_bytes_arrive() -> None:
                 client_frame(1, text[:5], fin=False)
                 + client_frame(9, b"mid")
                 + client_frame(0, text[5:])
-                + RawClient.request("ping", 36)
+                + StreamClient.request("ping", 36)
             )
             assert await client.replies(2) == [35, 36]
             assert client.pongs == [b"are you there", b"mid"]
@@ -155,9 +155,9 @@ async def test_a_text_frame_that_is_not_utf8_is_answered_malformed_and_logs_noth
     """docs/protocol.md: error 1001 `malformed`, the connection stays open (only
     `too-large` closes), whether the frame came whole or in fragments."""
     with running_server() as server:
-        client = await RawClient.open(server.port)
+        client = await StreamClient.open(server.port)
         try:
-            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            client.writer.write(StreamClient.request("hello", 1, client="raw"))
             assert await client.replies(1) == [1]
             bad = b'{"type": "ping", "id": 2, "x": "\xff"}'
             client.writer.write(client_frame(1, bad))
@@ -167,7 +167,7 @@ async def test_a_text_frame_that_is_not_utf8_is_answered_malformed_and_logs_noth
                 error = json.loads(data)
                 assert opcode == 1 and error["type"] == "error", error
                 assert (error["error"]["code"], error["error"]["name"]) == (1001, "malformed")
-            client.writer.write(RawClient.request("ping", 3))
+            client.writer.write(StreamClient.request("ping", 3))
             assert await client.replies(1) == [3], "still open"
         finally:
             client.close()
@@ -191,9 +191,9 @@ async def test_errors_and_limits_are_websockets_own() -> None:
     }
     with running_server() as server:
         for name, (frame, code) in cases.items():
-            client = await RawClient.open(server.port)
+            client = await StreamClient.open(server.port)
             try:
-                client.writer.write(RawClient.request("hello", 1, client="raw"))
+                client.writer.write(StreamClient.request("hello", 1, client="raw"))
                 assert await client.replies(1) == [1], name
                 client.writer.write(frame)
                 assert await client.closed_with() == code, name
@@ -205,9 +205,9 @@ async def test_a_connection_the_server_closes_is_let_go_without_waiting_for_the_
     """The endpoint leaves at `websocket.close`, as on the ASGI path, not when the peer
     answers the close (here it never does) or the close time-out cuts the socket."""
     with running_server() as server:
-        client = await RawClient.open(server.port)
+        client = await StreamClient.open(server.port)
         try:
-            client.writer.write(RawClient.request("hello", 1, client="raw"))
+            client.writer.write(StreamClient.request("hello", 1, client="raw"))
             assert await client.replies(1) == [1]
             assert "dicehall_connections 1" in server.get("/metrics")[1]
             client.writer.write(client_frame(1, b" " * 20_000))  # over max_frame

@@ -1,6 +1,6 @@
 """WebSocket frames as a client sends them, written by hand (RFC 6455, 5.2): any opcode,
 fragment, mask or reserved bit a test means, including the ones a library would refuse;
-and `RawClient`, a client on a bare TCP stream that answers nothing by itself (no pong)."""
+and `StreamClient`, a client on a bare TCP stream that answers nothing by itself (no pong)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def client_frame(
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
-class RawClient:
+class StreamClient:
     """A WebSocket client written by hand: frames exactly as the test means them."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -40,7 +40,7 @@ class RawClient:
         self.pings: list[bytes] = []
 
     @classmethod
-    async def open(cls, port: int, rcvbuf: int | None = None) -> RawClient:
+    async def open(cls, port: int, rcvbuf: int | None = None) -> StreamClient:
         """Handshake for dicehall.v1.json, then the welcome. `rcvbuf`: a small, fixed
         receive buffer (no autotuning), so that a client that stops reading backs the
         server up after a few kilobytes instead of megabytes of kernel buffers."""

@@ -274,7 +274,8 @@ async def play_game(cfg: BotConfig) -> GameReport:
                 await seat_bot(room, None)
             info_now = bots[-1].client.info(room)  # the last join's snapshot saw every join
             if info_now is not None and info_now.status == "open" and not _open_seats(info_now):
-                with contextlib.suppress(E.AlreadyStartedError):
+                # (a room someone else hosts: its host starts it, or it starts by itself)
+                with contextlib.suppress(E.AlreadyStartedError, E.ForbiddenError):
                     commitment = await host.start(room)
         overs = await asyncio.gather(*runs)
         seconds = round(time.monotonic() - began, 3)

@@ -499,12 +499,14 @@ class Client:
         self._forget(room)
 
     async def start(self, room: str) -> str:
-        """Start the game (host or seated player); returns the dice seed's commitment."""
+        """Start the game (the room's host only: docs/protocol.md, "The host"); returns the
+        dice seed's commitment."""
         return (await self._typed(C.Start(id=0, room=room), R.StartResult)).commitment
 
     async def add_bots(
         self, room: str, kind: str | None = None, count: int | None = None
     ) -> list[int]:
+        """Seat house bots in open seats (the room's host only); returns their seats."""
         req = C.AddBots(id=0, room=room, kind=kind, count=count)
         return (await self._typed(req, R.AddBotsResult)).seats
 

@@ -31,10 +31,13 @@ class JoinCmd(Command, tag="join"):
     name: str
     seat: int | None
     nonce: str
+    host_key: str | None = None
+    """The joiner's proof of having created the room: its seat becomes the host."""
 
 
 class HostCmd(Command):
-    """A command only the host (by `host_key`) or a seated player (`seat`) may give."""
+    """A command only the room's host may give: the creator (by `host_key`) until it
+    sits, then the seat that hosts (`RoomCore.may_host`)."""
 
     host_key: str | None = None
     seat: int | None = None
@@ -98,6 +101,12 @@ class ExpireCmd(Command, tag="expire"):
     pass
 
 
+class ResignCmd(Command, tag="resign"):
+    """The creator's connection closed before it sat down: the host role passes on."""
+
+    host_key: str
+
+
 RoomMessageType = Snapshot | RoomUpdate | Event | Window | WindowClosed | GameOver | Chat
 """Every numbered room message, decodable by its `type` tag."""
 
@@ -123,6 +132,7 @@ CommandType = (
     | TokenCmd
     | LegalCmd
     | ExpireCmd
+    | ResignCmd
 )
 
 RESULTS: dict[type[Command], Any] = {
@@ -138,6 +148,7 @@ RESULTS: dict[type[Command], Any] = {
     TokenCmd: bool,
     LegalCmd: tuple[int | None, list[dict[str, Any]], dict[str, Any] | None],
     ExpireCmd: None,
+    ResignCmd: None,
 }
 """The type of each command's result, so a forwarded result decodes to the same value."""
 
@@ -151,8 +162,8 @@ def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoin
             return core.legal(seat, view), []
         case ExpireCmd():
             return None, core.expire(now)
-        case JoinCmd(name=name, seat=seat, nonce=nonce):
-            return core.join(name, seat, nonce, now)
+        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key):
+            return core.join(name, seat, nonce, now, key)
         case LeaveCmd(seat=seat):
             return None, core.leave(seat)
         case StartCmd(host_key=key, seat=seat):
@@ -177,6 +188,8 @@ def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoin
             return None, []
         case PresenceCmd(seat=seat, delta=delta):
             return None, core.set_connected(seat, delta)
+        case ResignCmd(host_key=key):
+            return None, core.resign(key)
         case TokenCmd(seat=seat, nonce=nonce):
             return core.check_token(seat, nonce), []
     raise TypeError(f"unknown command {cmd!r}")

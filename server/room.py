@@ -298,7 +298,10 @@ class RoomCore:
         self.last_activity = 0.0
         self.autostart = autostart
         self.host_key = host_key
-        """Proof of being the host (the creator); seated players may act as host too."""
+        """Proof of being the creator, who hosts until it sits down (then its seat does);
+        empty once the creator gave the role up, or for a room nobody created."""
+        self.host: int | None = None
+        """The seat that hosts: starts the game and adds bots (see `may_host`)."""
 
     @property
     def record(self) -> dict[str, Any] | None:
@@ -324,6 +327,7 @@ class RoomCore:
             ],
             spectators=self.spectators,
             commitment=self.state.commitment() if self.state is not None else None,
+            host=self.host,
         )
 
     def lobby_key(self) -> tuple[Any, ...]:
@@ -333,23 +337,63 @@ class RoomCore:
         return (
             self.status,
             self.spectators,
+            self.host,
             tuple((s.kind, s.name, s.connected > 0) for s in self.seats),
         )
 
     def open_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.kind == "open"]
 
+    # --- the host -------------------------------------------------------------------------
+    # The creator hosts (by `host_key`) until it sits; then its seat does, whichever
+    # connection holds it. The role passes on when the host goes (see `_pass_host`).
+
     def may_host(self, host_key: str | None, seat: int | None) -> None:
-        if host_key and host_key == self.host_key:
+        if self.host is not None:
+            if seat == self.host:
+                return
+        elif host_key and host_key == self.host_key:
             return
-        if seat is not None and 0 <= seat < len(self.seats) and self.seats[seat].kind == "human":
-            return
-        raise E.ForbiddenError("only the host or a seated player may do that")
+        who = "the creator" if self.host is None else f"seat {self.host}"
+        raise E.ForbiddenError(f"only the room's host ({who}) may do that")
+
+    def resign(self, host_key: str) -> list[Outgoing]:
+        """The creator went away without sitting down: the role passes on. Idempotent (a
+        second call finds the key gone); always a room update when it acts, so that the
+        backend keeps the change even when nobody sits to take the role yet."""
+        if self.host is not None or not host_key or host_key != self.host_key:
+            return []
+        self._pass_host()
+        return [self._room_update()]
+
+    def _pass_host(self) -> bool:
+        """Give the role to the next seated person after the host in seat order, one with
+        a connection first; with nobody seated, to the next person who sits down."""
+        n = len(self.seats)
+        after = self.host if self.host is not None else n - 1
+        order = [(after + step) % n for step in range(1, n + 1)]
+        people = [i for i in order if i != self.host and self._may_take_host(i)]
+        present = [i for i in people if self.seats[i].connected]
+        host = (present or people)[0] if people else None
+        if host is None:
+            self.host_key = ""  # nobody sits: the next person to sit hosts, not the creator
+        changed = host != self.host
+        self.host = host
+        return changed
+
+    def _may_take_host(self, seat: int) -> bool:
+        s = self.seats[seat]
+        return s.kind == "human" and not s.left
+
+    def _host_absent(self) -> bool:
+        return self.host is not None and self.seats[self.host].connected == 0
 
     def join(
-        self, name: str, seat: int | None, nonce: str, now: float
+        self, name: str, seat: int | None, nonce: str, now: float, host_key: str | None = None
     ) -> tuple[int, list[Outgoing]]:
-        """Seat a human in an open seat, before the start."""
+        """Seat a human in an open seat, before the start. The creator (`host_key`) takes
+        the host role to its seat; anyone takes it when nobody hosts, and it passes on
+        when the host's seat has no connection."""
         self._not_started()
         if seat is None:
             free = self.open_seats()
@@ -361,6 +405,10 @@ class RoomCore:
         elif self.seats[seat].kind != "open":
             raise E.SeatTakenError(f"seat {seat} is taken")
         self.seats[seat] = Seat("human", name, nonce, connected=1)
+        if self.host is None and (not self.host_key or host_key == self.host_key):
+            self.host = seat
+        elif self._host_absent():
+            self._pass_host()
         return seat, [self._room_update(), *self._autostart(now)]
 
     def leave(self, seat: int) -> list[Outgoing]:
@@ -371,6 +419,8 @@ class RoomCore:
         else:
             s.connected = 0
             s.left = True
+        if seat == self.host:
+            self._pass_host()
         return [self._room_update()]
 
     def _autostart(self, now: float) -> list[Outgoing]:
@@ -400,6 +450,15 @@ class RoomCore:
         s.connected = max(0, s.connected + delta)
         if delta > 0:
             s.left = False  # a token took it back
+        elif (
+            seat == self.host
+            and not s.connected
+            and any(
+                self.seats[i].connected for i in range(len(self.seats)) if self._may_take_host(i)
+            )
+        ):
+            self._pass_host()
+            return [self._room_update()]
         return [self._room_update()] if (s.connected > 0) != was else []
 
     @property

@@ -38,6 +38,7 @@ from .commands import (
     LeaveCmd,
     LegalCmd,
     PresenceCmd,
+    ResignCmd,
     StartCmd,
     Sync,
     SyncCmd,
@@ -286,7 +287,8 @@ class Session:
         nonce = self.services.signer.new_nonce()
         try:
             seat = await self.services.backend.call(
-                room, JoinCmd(name=name, seat=req.seat, nonce=nonce)
+                room,
+                JoinCmd(name=name, seat=req.seat, nonce=nonce, host_key=self.hosting.get(room)),
             )
         except BaseException:
             if watching:  # still a spectator: it keeps its stream, held messages included
@@ -383,6 +385,10 @@ class Session:
         self.closed = True
         for room in list(self._members):
             self._unhold(room)
+        for room, key in list(self.hosting.items()):  # (a seated creator: its seat hosts)
+            if self.hosting.pop(room, None) is not None and room not in self.seats:
+                with contextlib.suppress(E.ProtocolError):
+                    await self.services.backend.call(room, ResignCmd(host_key=key))
         for room in list(self.seats):
             if room not in self.seats:  # let go by the other run
                 continue

@@ -35,6 +35,7 @@ def dump(core: RoomCore) -> dict[str, Any]:
         "name": core.name,
         "autostart": core.autostart,
         "host_key": core.host_key,
+        "host": core.host,
         "seats": [
             {"kind": s.kind, "name": s.name, "nonce": s.nonce, "bot": s.bot} for s in core.seats
         ],
@@ -78,6 +79,7 @@ def load(data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"") 
         Seat(s["kind"], s["name"], s["nonce"], s["bot"], connected=1 if s["kind"] == "bot" else 0)
         for s in data["seats"]
     ]
+    core.host = data.get("host")  # (absent when written by a version before the host role)
     core.status = data["status"]
     core.state = game.state_from_dict(data["state"]) if data["state"] is not None else None
     core.seq = data["seq"]

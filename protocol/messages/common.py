@@ -130,6 +130,9 @@ class RoomInfo(msgspec.Struct, kw_only=True):
     spectators: Count = 0
     commitment: str | None = None
     """SHA-256 (hex) of the dice seed, published when the game starts."""
+    host: Seat | None = None
+    """The seat of the room's host, the one who starts the game and adds bots; null while
+    no seat hosts (the creator has not sat down, or no person sits since the host left)."""
 
 
 class HeldSeat(msgspec.Struct, kw_only=True):

@@ -61,6 +61,7 @@ from ..commands import (
     CommandType,
     LegalCmd,
     PresenceCmd,
+    ResignCmd,
     Sync,
     SyncCmd,
     TokenCmd,
@@ -148,9 +149,10 @@ end
 return 1
 """)
 
-RETRY_SAFE = (LegalCmd, SyncCmd, TokenCmd, WatchCmd, PresenceCmd)
-"""Commands that may be sent again when their owner vanished before answering: reads, and
-presence counts, which are not in a snapshot (a new owner counts them from zero)."""
+RETRY_SAFE = (LegalCmd, SyncCmd, TokenCmd, WatchCmd, PresenceCmd, ResignCmd)
+"""Commands that may be sent again when their owner vanished before answering: reads,
+presence counts, which are not in a snapshot (a new owner counts them from zero), and the
+creator's resignation, which does nothing the second time."""
 
 
 def lease_key(room: str) -> str:

@@ -63,10 +63,11 @@ def test_bots_play_every_game_to_the_end(server: ServerProcess) -> None:
 
 
 async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProcess) -> None:
-    """A room with a house bot in seat 0: `--room` seats one network bot in seat 1, starts
-    the game (a seated player may) and plays it out against the house bot."""
+    """A room with a house bot in seat 0: `--room` seats one network bot in seat 1; the
+    room starts by itself (only its host, the creator, could start it otherwise) and the
+    bot plays it out against the house bot."""
     async with Client(server.ws, name="host") as host:
-        info = await host.create("qwinto", 2, turn_window=5, public=False)
+        info = await host.create("qwinto", 2, turn_window=5, public=False, autostart=True)
         assert await host.add_bots(info.room, count=1) == [0]
         proc = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "clients.cli", "bot", "--url", server.ws),

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.support.proxy import cuttable_proxy
+from tests.support.proxy import faulty_proxy
 from tests.support.servers import ROOT, ServerProcess
 
 
@@ -92,7 +92,7 @@ def test_a_whole_qwinto_game_at_the_terminal(server: ServerProcess) -> None:
 
 
 def test_the_game_goes_on_after_the_network_drops(server: ServerProcess) -> None:
-    with cuttable_proxy(server.port) as proxy:
+    with faulty_proxy(server.port) as proxy:
         term = Terminal("play", "--url", proxy.url, "--game", "qwixx", "--name", "Cy")
         try:
             term.read_until(r"your move \(help for help\): ", 30)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from protocol import errors as E
 from server.backends.redis import (
     command_channel,
     event_channel,
@@ -81,7 +82,9 @@ async def game_across(cluster: RedisClusterNodes, a: ServerProcess, b: ServerPro
         assert channel_subscribers(cluster, command_channel(room), "shardnumsub") == 1
         assert channel_subscribers(cluster, event_channel(room), "numsub") == 0
 
-        await players[1].client.start(room)  # from B: forwarded to A over the shard
+        with pytest.raises(E.ForbiddenError):  # from B, forwarded to A, refused there
+            await players[1].client.start(room)  # (seat 0 on A hosts)
+        await players[0].client.start(room)  # seat 1's acts go from B to A over the shard
         overs = await asyncio.gather(*(p.finish() for p in players))
         assert len({o.seed for o in overs}) == 1
 

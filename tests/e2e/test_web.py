@@ -387,7 +387,7 @@ def test_lobby_and_shared_link(
     players: list[Player], browser: Browser, server: ServerProcess
 ) -> None:
     host = new_player(players, browser, server, "Host")
-    room = host.create("qwinto", seats=3, bots=1)
+    room = host.create("qwinto", seats=3, bots=0)
     host.page.wait_for_selector("#room[data-status='open']")
     assert host.page.locator("[data-join-seat]").count() == 0  # seated already
     link = host.page.input_value("#share-link")
@@ -398,6 +398,10 @@ def test_lobby_and_shared_link(
     guest.shot("lobby.png")
     guest.page.goto(link)
     guest.page.click("[data-join-seat='2']")
+    guest.page.wait_for_selector("#room[data-seat='2'] .seat-table >> text=Host (host)")
+    assert guest.page.locator("[data-key='fill-bots']").count() == 0  # only the host may
+    host.page.wait_for_selector(".seat-table >> text=Guest")
+    host.page.click("[data-key='fill-bots']")
     for player in (host, guest):
         player.page.wait_for_selector("#room[data-status='playing']")
     assert guest.room("seat") == "2"

@@ -179,7 +179,14 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
         with pytest.raises(E.NotStartedError):  # errors come back as themselves
             await bo.ask(C.Act, room=room, action=act({"type": "roll"}), window=None)
 
+        with pytest.raises(E.ForbiddenError):  # only the host (Ada, seat 0) starts
+            await bo.ask(C.Start, room=room)
+        await host.ask(C.Leave, room=room)  # the role passes to Bo, on B
+        rejoined = len(host.out)
+        assert (await host.ask(C.Join, room=room)).seat == 0
         await bo.ask(C.Start, room=room)
+        hosts = [m.info.host for m in watcher.stream(room) if isinstance(m, RoomUpdate)]
+        assert hosts[-3:] == [1, 1, 1]  # told to all: Ada left, Ada sat again, the start
         members = (host, bo, cy, watcher)
 
         await asyncio.wait_for(asyncio.gather(*(play(m, room) for m in members[:3])), 60)
@@ -188,7 +195,7 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
         log = committed_log(r, room)
         ends = set()
         for seat, m in enumerate(members):
-            stream = m.stream(room)
+            stream = m.stream(room, rejoined if m is host else 0)
             ends.add(contiguous(stream)[-1])
             view = None if m is watcher else seat
             assert all(msg == log[msg.seq].for_seat(view) for msg in stream[1:])

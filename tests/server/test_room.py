@@ -43,11 +43,11 @@ def room(game: str, seats: int, turn_window: int = 30, **kw: Any) -> RoomCore:
 def full(
     game: str, seats: int, turn_window: int = 30, **kw: Any
 ) -> tuple[RoomCore, list[Outgoing]]:
-    """A room whose seats are all taken by people; not started."""
+    """A room whose seats are all taken by people, the creator first; not started."""
     core = room(game, seats, turn_window, **kw)
     out: list[Outgoing] = []
     for i in range(seats):
-        out += core.join(f"p{i}", None, f"nonce{i}", T0)[1]
+        out += core.join(f"p{i}", None, f"nonce{i}", T0, "host" if i == 0 else None)[1]
     return core, out
 
 
@@ -67,6 +67,7 @@ def fingerprint(core: RoomCore) -> str:
             "deadline": core.deadline,
             "seats": [vars(s) for s in core.seats],
             "status": core.status,
+            "host": [core.host, core.host_key],
         },
         sort_keys=True,
         default=str,
@@ -119,16 +120,11 @@ def test_joining_fills_open_seats_and_refuses_the_rest() -> None:
     ]
 
 
-def test_start_needs_every_seat_held_and_the_host_or_a_player() -> None:
+def test_start_needs_every_seat_held_and_the_host() -> None:
     core = room("qwixx", 2)
-    core.join("a", 0, "n0", T0)
+    core.join("a", 0, "n0", T0, "host")
     with pytest.raises(E.ForbiddenError):
         core.start(T0)
-    with pytest.raises(E.ForbiddenError):
-        core.may_host("not the key", None)
-    with pytest.raises(E.ForbiddenError):
-        core.may_host(None, 1)  # an open seat is nobody
-    core.may_host("host", None)
     core.may_host(None, 0)
     core.add_bots("random", None, T0)
     out = core.start(T0)
@@ -145,6 +141,96 @@ def test_start_needs_every_seat_held_and_the_host_or_a_player() -> None:
         with pytest.raises(E.AlreadyStartedError):
             refused()
     assert fingerprint(core) == before
+
+
+# --- the host ------------------------------------------------------------------------------
+
+
+def hosts(out: list[Outgoing]) -> list[int | None]:
+    """The host each room update of `out` announces."""
+    return [m.info.host for m in messages(out, RoomUpdate)]
+
+
+def test_a_stranger_who_sits_first_does_not_host_the_creators_room() -> None:
+    core = room("qwixx", 3)
+    _, out = core.join("stranger", 0, "n0", T0)
+    assert core.host is None and hosts(out) == [None]
+    before = fingerprint(core)
+    for key, seat in ((None, 0), ("not the key", 0), (None, 1), (None, None)):
+        with pytest.raises(E.ForbiddenError, match="the creator"):
+            core.may_host(key, seat)
+    assert fingerprint(core) == before
+    core.may_host("host", None)  # the creator hosts before it sits
+    _, out = core.join("creator", 2, "n2", T0, "host")
+    assert core.host == 2 and hosts(out) == [2]
+    core.may_host(None, 2)  # now its seat hosts, whichever connection holds it
+    with pytest.raises(E.ForbiddenError, match="seat 2"):
+        core.may_host("host", 0)
+
+
+def test_the_role_passes_to_the_next_seated_person_when_the_host_leaves() -> None:
+    core = room("qwixx", 4)
+    for seat, key in ((1, "host"), (3, None), (0, None)):
+        core.join(f"p{seat}", seat, f"n{seat}", T0, key)
+    core.add_bots("random", 1, T0)  # seat 2: a bot never hosts
+    assert core.host == 1
+    out = core.leave(1)
+    assert hosts(out) == [3]  # after seat 1 in seat order, skipping the bot
+    assert core.seats[1].kind == "open"
+    out = core.leave(3)
+    assert hosts(out) == [0]  # wrapping round
+    out = core.leave(0)
+    assert hosts(out) == [None] and core.host_key == ""
+    _, out = core.join("newcomer", 3, "n9", T0)  # nobody hosts: the next to sit does
+    assert hosts(out) == [3]
+
+
+def test_a_host_without_a_connection_hands_over_to_a_connected_person() -> None:
+    core, _ = full("qwixx", 3)
+    assert core.host == 0
+    core.set_connected(1, -1)
+    out = core.set_connected(0, -1)
+    assert hosts(out) == [2]  # seat 1 has no connection either
+    out = core.set_connected(0, +1)
+    assert hosts(out) == [2]  # it does not come back
+    core.set_connected(0, -1)
+    out = core.set_connected(2, -1)  # nobody connected to take it: it stays
+    assert hosts(out) == [2]
+    out = core.set_connected(1, +1)
+    assert hosts(out) == [2]  # presence alone does not take it (a failover restores presence)
+
+
+def test_a_person_who_sits_while_the_host_is_away_takes_the_role() -> None:
+    core = room("qwixx", 3)
+    core.join("a", 0, "n0", T0, "host")
+    core.set_connected(0, -1)
+    _, out = core.join("b", 2, "n2", T0)
+    assert hosts(out) == [2]
+
+
+def test_the_creator_who_never_sat_resigns_when_it_goes() -> None:
+    core = room("qwixx", 3)
+    core.join("a", 1, "n1", T0)
+    core.join("b", 2, "n2", T0)
+    core.set_connected(1, -1)
+    assert core.resign("not the key") == []
+    out = core.resign("host")
+    assert hosts(out) == [2]  # the first seated person with a connection
+    assert core.resign("host") == []  # a second call does nothing
+
+    empty = room("qwixx", 2)
+    assert hosts(empty.resign("host")) == [None]  # kept, though nothing shows it
+    _, out = empty.join("first", 1, "n", T0)
+    assert hosts(out) == [1]
+
+
+def test_a_host_who_leaves_a_game_in_play_hands_over_too() -> None:
+    core, _ = full("qwixx", 2)
+    core.may_host(None, 0)
+    core.start(T0)
+    out = core.leave(0)
+    assert hosts(out) == [1]
+    assert core.lobby_key() != room("qwixx", 2).lobby_key()
 
 
 def test_autostart_as_soon_as_every_seat_is_held() -> None:

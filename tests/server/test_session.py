@@ -341,6 +341,45 @@ async def test_disconnecting_shows_the_seat_as_gone_and_keeps_it() -> None:
             await intruder.ask(C.Join, room=room, seat=0)
 
 
+# --- the host --------------------------------------------------------------------------------
+
+
+async def test_only_the_host_starts_and_adds_bots_and_everyone_sees_the_role_pass() -> None:
+    async with running() as server:
+        ada, bo, cy = [await hello(server, n) for n in ("Ada", "Bo", "Cy")]
+        room = await create(ada, "qwixx", 4)
+        await bo.ask(C.Join, room=room)  # a stranger sits first: the creator still hosts
+        for refused in (C.Start, C.AddBots):
+            with pytest.raises(E.ForbiddenError, match="host"):
+                await bo.ask(refused, room=room)
+        assert (await ada.ask(C.Join, room=room)).seat == 1
+        await cy.ask(C.Join, room=room)
+        with pytest.raises(E.ForbiddenError, match="seat 1"):
+            await bo.ask(C.AddBots, room=room)
+        await ada.session.disconnected()  # the host's connection goes: Cy is next
+        update = bo.stream(room)[-1]
+        assert isinstance(update, RoomUpdate) and update.info.host == 2
+        assert cy.stream(room)[-1] == update
+        with pytest.raises(E.ForbiddenError):
+            await bo.ask(C.AddBots, room=room)
+        assert (await cy.ask(C.AddBots, room=room)).seats == [3]
+        await cy.ask(C.Start, room=room)
+
+
+async def test_a_creator_who_never_sits_hands_over_when_its_connection_closes() -> None:
+    async with running() as server:
+        ada, bo = await hello(server, "Ada"), await hello(server, "Bo")
+        room = await create(ada, "qwixx", 2)
+        await bo.ask(C.Join, room=room, seat=1)
+        with pytest.raises(E.ForbiddenError):
+            await bo.ask(C.AddBots, room=room)
+        await ada.session.disconnected()
+        update = bo.stream(room)[-1]
+        assert isinstance(update, RoomUpdate) and update.info.host == 1
+        assert (await bo.ask(C.AddBots, room=room)).seats == [0]
+        await bo.ask(C.Start, room=room)
+
+
 async def test_house_bots_play_through_the_same_sessions() -> None:
     async with running() as server:
         ada = await hello(server, "Ada")

@@ -90,6 +90,7 @@ def test_presence_restarts_from_zero_but_bots_stay() -> None:
     core.add_bots("random", None, now=0.0)
     restored = snapshot.load(snapshot.dump(core))
     assert [s.connected for s in restored.seats] == [0, 1]
+    assert restored.host == 0  # the host role is kept, with the seat
     assert restored.check_token(0, "n")
     with pytest.raises(ValueError):
         snapshot.load({**snapshot.dump(core), "format": 99})

@@ -1,16 +1,28 @@
-"""A TCP proxy on loopback whose connections a test can cut: a dropped network, for real."""
+"""A TCP proxy on loopback that injects real network faults: cuts and black holes.
+
+- `cut()` drops every open connection at once, with no close handshake: both ends learn
+  at once, as after a reset.
+- `black_hole()` tells nobody: the proxy keeps every socket open and accepts new ones but
+  moves no byte in either direction, like a path that drops every packet while both hosts
+  stay up. `restore()` lets the held bytes through in order, as TCP's retransmissions would
+  once the path heals. A client that gave up on a connection meanwhile closes it, and the
+  proxy closes the other side.
+
+It runs its own event loop in a thread, so the test's loop and the processes under test
+see only a real socket.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tests.support.servers import free_port
 
 
-class CuttableProxy:
+class FaultyProxy:
     """Forwards 127.0.0.1:`port` to 127.0.0.1:`target` in a thread of its own."""
 
     def __init__(self, target: int) -> None:
@@ -19,32 +31,19 @@ class CuttableProxy:
         self.cuts = 0
         self._loop = asyncio.new_event_loop()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._flowing = asyncio.Event()
+        """Set while bytes flow; clear while the path is a black hole."""
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(
-            asyncio.start_server(self._handle, "127.0.0.1", self.port)
-        )
-        self._ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            server.close()
+    @property
+    def url(self) -> str:
+        """The proxied dicehall server's WebSocket URL."""
+        return f"ws://127.0.0.1:{self.port}/ws"
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            while data := await reader.read(65536):
-                writer.write(data)
-                await writer.drain()
-        writer.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
-        self._writers |= {writer, up_writer}
-        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
-        self._writers -= {writer, up_writer}
+    def redis_url(self, db: int = 0) -> str:
+        """The proxied Redis's URL."""
+        return f"redis://127.0.0.1:{self.port}/{db}"
 
     def cut(self) -> None:
         """Drop every open connection at once (no close handshake: like a network failure)."""
@@ -56,14 +55,55 @@ class CuttableProxy:
 
         self._loop.call_soon_threadsafe(abort)
 
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
+    def black_hole(self) -> None:
+        self._call(self._flowing.clear)
+
+    def restore(self) -> None:
+        self._call(self._flowing.set)
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        """Run `fn` in the proxy's loop and return once it ran."""
+        done = threading.Event()
+
+        def run() -> None:
+            fn()
+            done.set()
+
+        self._loop.call_soon_threadsafe(run)
+        done.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._flowing.set()
+        server = self._loop.run_until_complete(
+            asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        )
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.close()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Copy bytes while the path is open; hold them (read, not passed on) while it is a
+        black hole. Closes the other side when this one ends."""
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while data := await reader.read(65536):
+                await self._flowing.wait()
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        self._writers |= {writer, up_writer}
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        self._writers -= {writer, up_writer}
 
 
 @contextlib.contextmanager
-def cuttable_proxy(target: int) -> Iterator[CuttableProxy]:
-    proxy = CuttableProxy(target)
+def faulty_proxy(target: int) -> Iterator[FaultyProxy]:
+    proxy = FaultyProxy(target)
     proxy._thread.start()
     proxy._ready.wait(10)
     try:

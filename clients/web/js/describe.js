@@ -139,5 +139,8 @@ export function describeInfo(before, after) {
     else if (old.connected && !s.connected) lines.push(`${name} lost the connection.`);
     else if (!old.connected && s.connected) lines.push(`${name} is back.`);
   });
+  const host = after.host ?? null;
+  if (host !== (before.host ?? null) && host !== null)
+    lines.push(`${after.seats[host].name || `seat ${host}`} now hosts the room.`);
   return lines;
 }

@@ -558,6 +558,7 @@ export class RoomView {
     const info = this.info;
     const open = info.seats.filter((s) => s.kind === 'open');
     const seated = this.mode === 'seat';
+    const hosting = seated && info.host === this.seat; // only the host starts and adds bots
     const rows = info.seats.map((s) =>
       h(
         'tr',
@@ -566,7 +567,9 @@ export class RoomView {
         h(
           'td',
           null,
-          s.kind === 'open' ? 'open' : `${s.name}${s.kind === 'bot' ? ' (house bot)' : ''}`,
+          s.kind === 'open'
+            ? 'open'
+            : `${s.name}${s.kind === 'bot' ? ' (house bot)' : ''}${s.seat === info.host ? ' (host)' : ''}`,
         ),
         h(
           'td',
@@ -593,11 +596,13 @@ export class RoomView {
         'p',
         null,
         open.length
-          ? `${open.length} open seat${open.length > 1 ? 's' : ''}. Share the link, or fill them with house bots. The game starts when every seat is taken.`
-          : 'Every seat is taken.',
+          ? `${open.length} open seat${open.length > 1 ? 's' : ''}. ${hosting ? 'Share the link, or fill them with house bots.' : 'The host may fill them with house bots.'} The game starts when every seat is taken.`
+          : hosting
+            ? 'Every seat is taken.'
+            : 'Every seat is taken: the host starts the game.',
       ),
       h('table.seat-table', null, h('tbody', null, rows)),
-      seated && open.length
+      hosting && open.length
         ? h(
             'div.button-row',
             null,
@@ -612,7 +617,7 @@ export class RoomView {
             ),
           )
         : null,
-      seated && !open.length
+      hosting && !open.length
         ? h(
             'button.btn.primary',
             { type: 'button', dataset: { key: 'start' }, onclick: () => this.request('start', {}) },

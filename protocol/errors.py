@@ -277,7 +277,11 @@ class OverloadedError(ServerError):
 
 class UnavailableError(ServerError):
     code, name = 4005, "unavailable"
-    meaning = "The room is moving to another server process; retry in a moment."
+    meaning = (
+        "The room is moving to another server process, or the server cannot reach its"
+        " store (Redis); retry in a moment. A request already under way may still take"
+        " effect: look at the room (`resume`, `legal`) before sending an action again."
+    )
 
 
 class ProtocolMisuse(InternalError):

@@ -90,6 +90,7 @@ class Server:
             cluster=config.redis_cluster,
             lease_ms=config.lease_ms,
             idle_seconds=config.idle_seconds,
+            reply_timeout=config.redis_timeout,
         )
 
     # --- lifecycle -------------------------------------------------------------------------

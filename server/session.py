@@ -421,7 +421,11 @@ class Session:
         self.services.hub.add(room, self)
         if room not in self._subscribed:
             self._subscribed.add(room)
-            await self.services.backend.subscribe(room)
+            try:
+                await self.services.backend.subscribe(room)
+            except BaseException:
+                self._unhold(room)  # (and the backend counts this member out again)
+                raise
 
     def _unhold(self, room: str) -> None:
         self._held.pop(room, None)

@@ -69,6 +69,15 @@ class Config:
         flag="--redis-cluster",
         env="DICEHALL_REDIS_CLUSTER",
     )
+    redis_timeout: float = setting(
+        1.0,
+        "Seconds Redis may stay silent while a reply is awaited before the connection is"
+        " given up and opened again (a black-holed network tells nobody); also the pace of"
+        " the health ping that /readyz follows.",
+        flag="--redis-timeout",
+        env="DICEHALL_REDIS_TIMEOUT",
+        metavar="SECONDS",
+    )
     lease_ms: int = setting(
         2000,
         "Room ownership lease: a dead owner's rooms move after about this long.",

@@ -27,6 +27,12 @@
   behind its room writes the room back whole.
 - With `cluster=True` every key and channel of a room shares the hash tag `{room}`, so a room
   lives on one shard, and channels use sharded pub/sub (SPUBLISH / SSUBSCRIBE).
+- Nothing waits on Redis without a deadline: a connection silent for `reply_timeout` while
+  a reply is awaited is given up and opened again, a health ping every half of it says
+  whether Redis answers (`ready()`, /readyz), and while it does not, requests fail at once
+  with `unavailable` rather than wait. A request already under way when Redis went silent
+  fails with `unavailable` after about two leases; its command may still take effect when
+  Redis answers again (the reply says so: look at the room before trying again).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgspec
@@ -71,7 +77,7 @@ from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
 from .redis_link import ClusterLink, Link, StandaloneLink, Unheard
-from .resp import Script
+from .resp import Script, keepalive_options
 
 log = logging.getLogger("dicehall.redis")
 
@@ -293,6 +299,7 @@ class RedisBackend(Backend):
         idle_seconds: float = 600.0,
         over_seconds: float = 30.0,
         proc: str | None = None,
+        reply_timeout: float = 1.0,
     ) -> None:
         super().__init__(hub)
         self.url = url
@@ -304,6 +311,9 @@ class RedisBackend(Backend):
         self.idle_seconds = idle_seconds
         self.over_seconds = min(over_seconds, idle_seconds)
         """As in the memory backend: a finished game nobody is in closes sooner."""
+        self.reply_timeout = reply_timeout
+        self._patience = 2 * lease_ms / 1000 + 2.0
+        """How long a request may wait for its room (moving, or Redis silent)."""
         self.proc = proc or secrets.token_hex(6)
         self._reply_channel = reply_channel(self.proc)
         self._replies = self._reply_channel.encode()
@@ -345,6 +355,9 @@ class RedisBackend(Backend):
         self._background: set[asyncio.Task[None]] = set()
         self._secret: bytes | None = None
         self._healthy = False
+        """The subscription is whole (False from a lost connection until subscribed again)."""
+        self._answering = True
+        """Redis answered the last health ping."""
         self._stopping = False
         self._sub_lock = asyncio.Lock()
         self.takeovers = 0
@@ -356,8 +369,16 @@ class RedisBackend(Backend):
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()  # kept: each call is a getpid system call
+        # Deadlines on redis-py's connections too (the rare calls), and keepalive.
+        timeouts: dict[str, Any] = {
+            "socket_timeout": self.reply_timeout,
+            "socket_connect_timeout": 2 * self.reply_timeout,
+            "socket_keepalive": True,
+            "socket_keepalive_options": keepalive_options(),
+            "health_check_interval": 5,
+        }
         if self.cluster:
-            self.redis = RedisCluster.from_url(self.url)
+            self.redis = RedisCluster.from_url(self.url, **timeouts)
             await self.redis.initialize()
             self._link = ClusterLink(self.redis, self._on_message, self._link_down, self._link_up)
         else:
@@ -365,12 +386,20 @@ class RedisBackend(Backend):
             # command sent again: every write here is idempotent or deduplicated. Callers
             # wait for a free connection rather than fail when many rooms ask at once.
             retry = Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3)
-            pool = BlockingConnectionPool.from_url(self.url, max_connections=64, retry=retry)
+            pool = BlockingConnectionPool.from_url(
+                self.url, max_connections=64, retry=retry, timeout=self._patience, **timeouts
+            )
             self.redis = aioredis.Redis(connection_pool=pool)
-            self._link = StandaloneLink(self.url, self._on_message, self._link_down, self._link_up)
+            self._link = StandaloneLink(
+                self.url,
+                self._on_message,
+                self._link_down,
+                self._link_up,
+                reply_timeout=self.reply_timeout,
+            )
         await self.link.subscribe(reply_channel(self.proc))
         self._healthy = True
-        for job in (self._keep_leases(), self._scan()):
+        for job in (self._keep_leases(), self._scan(), self._watch_health()):
             self._tasks.append(self._loop.create_task(job))
 
     @property
@@ -401,7 +430,31 @@ class RedisBackend(Backend):
         return secret
 
     def ready(self) -> bool:
-        return self._healthy and not self._stopping
+        return self._healthy and self._answering and not self._stopping
+
+    async def _watch_health(self) -> None:
+        """Ping Redis every half `reply_timeout`: a black hole shows within about one
+        and a half of it (the pinged connections are given up and opened again)."""
+        while True:
+            await asyncio.sleep(self.reply_timeout / 2)
+            answering = await self._pings()
+            if self._answering and not answering:
+                log.warning("redis does not answer")
+            self._answering = answering
+
+    async def _pings(self) -> bool:
+        """Redis answers a ping within `reply_timeout`. A connection that was merely cut
+        (CLIENT KILL, a restart of a proxy) fails at once: ping again on a new one."""
+        try:
+            async with asyncio.timeout(self.reply_timeout):
+                while True:
+                    try:
+                        await self.link.ping()
+                        return True
+                    except RedisError:
+                        await asyncio.sleep(0.05)
+        except TimeoutError:
+            return False
 
     def _spawn(self, job: Any) -> None:
         """Run `job` in the background, kept (and cancelled at stop) until it is done."""
@@ -464,14 +517,14 @@ class RedisBackend(Backend):
     # --- owning rooms ---------------------------------------------------------------------
 
     async def create(self, spec: RoomSpec) -> RoomInfo:
-        self._check()
-        room = new_room_id()
-        while not await self.redis.set(lease_key(room), self.proc, nx=True, px=self.lease_ms):
+        async with self._reaching_redis():
             room = new_room_id()
-        core = spec.core(room, self.history)
-        core.last_activity = time.time()
-        await self._persist(core, [])
-        await self._own(core)
+            while not await self.redis.set(lease_key(room), self.proc, nx=True, px=self.lease_ms):
+                room = new_room_id()
+            core = spec.core(room, self.history)
+            core.last_activity = time.time()
+            await self._persist(core, [])
+            await self._own(core)
         return core.info()
 
     async def _own(self, core: RoomCore) -> None:
@@ -746,12 +799,14 @@ class RedisBackend(Backend):
         between processes or Redis is away; only a command that may have run is failed."""
         if self._stopping:
             raise E.ShuttingDownError("this server is shutting down; reconnect")
-        give_up = time.monotonic() + 2 * self.lease_ms / 1000 + 2.0
+        if not self._answering:
+            raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+        give_up = time.monotonic() + self._patience
         while True:
             try:
                 actor = self._actors.get(room)
                 if actor is not None:
-                    result = await self._local(actor, cmd)
+                    result = await self._local(actor, cmd, deadline=give_up)
                 else:
                     result = await self._forward(room, cmd)
             except (_Retry, RedisError) as exc:
@@ -766,9 +821,26 @@ class RedisBackend(Backend):
                 self._synced(room, result.seq)
             return result
 
-    async def _local(self, actor: RoomActor, cmd: Command, rider: Rider | None = None) -> Any:
+    async def _local(
+        self,
+        actor: RoomActor,
+        cmd: Command,
+        rider: Rider | None = None,
+        deadline: float | None = None,
+    ) -> Any:
+        """Run `cmd` on a room this process owns; with a `deadline` (monotonic), give up
+        waiting for its commit then (Redis went silent): `unavailable`, though the
+        command may still take effect once Redis answers."""
         try:
-            return await actor.call(cmd, rider)
+            if deadline is None:
+                return await actor.call(cmd, rider)
+            async with asyncio.timeout(deadline - time.monotonic()):
+                return await actor.call(cmd, rider)
+        except TimeoutError:
+            raise E.UnavailableError(
+                "the room's server cannot reach Redis; the request may still take effect: "
+                "look at the room (resume, legal) before trying again"
+            ) from None
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -945,7 +1017,8 @@ class RedisBackend(Backend):
         """Returns once the room's messages reach this process (also for the second member
         in): from its own commits if it owns the room, else on the event channel."""
         self._interest[room] = self._interest.get(room, 0) + 1
-        await self._listen(room)
+        async with self._reaching_redis():
+            await self._listen(room)
 
     def unsubscribe(self, room: str) -> None:
         n = self._interest.get(room, 0) - 1
@@ -1019,8 +1092,8 @@ class RedisBackend(Backend):
     # --- lobby ------------------------------------------------------------------------------
 
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
-        self._check()
-        raw = await self.redis.hgetall(LOBBY)
+        async with self._reaching_redis():
+            raw = await self.redis.hgetall(LOBBY)
         infos = [msgspec.convert(_DEC.decode(v), RoomInfo) for v in raw.values()]
         return [i for i in infos if i.public and (game is None or i.game == game)]
 
@@ -1051,5 +1124,18 @@ class RedisBackend(Backend):
     def _check(self) -> None:
         if self._stopping:
             raise E.ShuttingDownError("this server is shutting down; reconnect")
-        if not self._healthy:
+        if not (self._healthy and self._answering):
             raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+
+    @contextlib.asynccontextmanager
+    async def _reaching_redis(self) -> AsyncIterator[None]:
+        """A request's Redis work: refused at once while Redis is known to be away, and
+        `unavailable` if Redis fails or stays silent under it, never a hang. (A room
+        created as Redis went silent may be left half written: no lobby entry points to
+        it, nobody holds its id.)"""
+        self._check()
+        try:
+            async with asyncio.timeout(self._patience):
+                yield
+        except (RedisError, TimeoutError) as exc:
+            raise E.UnavailableError("the server cannot reach Redis; try again shortly") from exc

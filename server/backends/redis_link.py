@@ -91,6 +91,11 @@ class Link(ABC):
         it can: the asker reads the key, or sends its command again, if it goes missing."""
 
     @abstractmethod
+    async def ping(self) -> None:
+        """A round trip on every connection the link keeps; raises `RedisError` if one
+        does not answer (the connection is given up and opened again)."""
+
+    @abstractmethod
     async def subscribe(self, channel: str) -> None:
         """Returns once Redis confirmed it: what is published after that arrives."""
 
@@ -104,10 +109,17 @@ class Link(ABC):
 
 
 class StandaloneLink(Link):
-    def __init__(self, url: str, on_message: OnMessage, on_down: Signal, on_up: Signal) -> None:
+    def __init__(
+        self,
+        url: str,
+        on_message: OnMessage,
+        on_down: Signal,
+        on_up: Signal,
+        reply_timeout: float = 1.0,
+    ) -> None:
         super().__init__(on_message, on_down, on_up)
-        self._commands = RespConnection(url)
-        self._sub = RespSubscriber(url, on_message, on_down, on_up)
+        self._commands = RespConnection(url, reply_timeout=reply_timeout)
+        self._sub = RespSubscriber(url, on_message, on_down, on_up, reply_timeout=reply_timeout)
 
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         return await self._commands.script(script, keys, args)
@@ -133,6 +145,9 @@ class StandaloneLink(Link):
     async def answer(self, key: str, data: bytes, px: int, channel: str) -> None:
         await self._commands.send("SET", key, data, "PX", px)
         await self._commands.send("PUBLISH", channel, data)
+
+    async def ping(self) -> None:
+        await asyncio.gather(self._commands.ping(), self._sub.ping())
 
     async def subscribe(self, channel: str) -> None:
         await self._sub.subscribe(channel)
@@ -192,6 +207,10 @@ class ClusterLink(Link):
         pipe.set(key, data, px=px)
         pipe.execute_command("SPUBLISH", channel, data)
         await pipe.execute()
+
+    async def ping(self) -> None:
+        # (the pub/sub connections answer to redis-py's health checks)
+        await self.redis.ping()
 
     async def subscribe(self, channel: str) -> None:
         await self._pubsub.ssubscribe(channel)

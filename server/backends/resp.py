@@ -14,6 +14,13 @@ Errors are redis-py's exception classes, so callers treat both clients alike. A 
 connection fails the commands in flight with `ConnectionError` (they may or may not have
 run: the backend's writes are idempotent or deduplicated) and the next command reconnects.
 Standalone Redis only: a cluster routes by slot, which redis-py's cluster client does.
+
+A network can also lose a connection without telling either end (a black hole: a path
+that drops every packet, a peer that froze). So every connection has a reply deadline:
+while a reply is awaited and nothing has been heard for `reply_timeout` seconds, the
+connection is given up (its commands fail with `ConnectionError`, the next reconnects).
+One timer per connection checks it, not one per command. TCP keepalive catches a dead
+peer on an idle connection; `ping` lets the owner of a connection make it not idle.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import socket
 import ssl
 from collections import deque
 from collections.abc import Callable
@@ -44,6 +52,25 @@ _SKIP_REFUSED = "'client|reply'"
 """In the error Redis answers CLIENT REPLY with once an ACL forbids it."""
 
 
+KEEPALIVE = (("TCP_KEEPIDLE", 5), ("TCP_KEEPINTVL", 2), ("TCP_KEEPCNT", 3))
+"""A silent peer is given up after about 5 + 2 x 3 seconds of an idle connection."""
+
+
+def keepalive_options() -> dict[int, int]:
+    """TCP keepalive timings, as socket options (those this platform has)."""
+    return {
+        option: value
+        for name, value in KEEPALIVE
+        if (option := getattr(socket, name, None)) is not None
+    }
+
+
+def _keep_alive(sock: socket.socket) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in keepalive_options().items():
+        sock.setsockopt(socket.IPPROTO_TCP, option, value)
+
+
 class Script:
     """A Lua script run by its SHA1 (EVALSHA), loaded again when Redis has forgotten it."""
 
@@ -58,7 +85,7 @@ class RespConnection(asyncio.Protocol):
     _loop: asyncio.AbstractEventLoop
     """Set when connecting, kept: each `get_running_loop()` is a getpid system call."""
 
-    def __init__(self, url: str, connect_timeout: float = 2.0) -> None:
+    def __init__(self, url: str, connect_timeout: float = 2.0, reply_timeout: float = 1.0) -> None:
         params = parse_url(url)
         self._host: str = params.get("host", "localhost")
         self._port: int = params.get("port", 6379)
@@ -69,6 +96,11 @@ class RespConnection(asyncio.Protocol):
             v for v in (params.get("username"), params.get("password")) if v is not None
         ]
         self._connect_timeout = connect_timeout
+        self._reply_timeout = reply_timeout
+        self._heard = 0.0
+        """Loop time of the last bytes from Redis, or of the first command sent after a
+        silence: with a reply awaited, a connection silent since longer is given up."""
+        self._watchdog: asyncio.TimerHandle | None = None
         self._transport: asyncio.Transport | None = None
         self._ready = False
         """Connected and set up (AUTH, SELECT): before that only `_open` may send."""
@@ -109,6 +141,10 @@ class RespConnection(asyncio.Protocol):
             raise ConnectionError("not connected to Redis")
         self._queue(_SKIP + _pack(args))
 
+    async def ping(self) -> None:
+        """A round trip: raises `ConnectionError` if Redis does not answer in time."""
+        await self.execute("PING")
+
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         try:
             return await self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
@@ -121,6 +157,8 @@ class RespConnection(asyncio.Protocol):
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
         fut = self._loop.create_future()
+        if not self._awaiting():
+            self._heard = self._loop.time()  # the deadline counts from now
         self._waiters.append(fut)
         self._queue(command)
         return fut
@@ -187,12 +225,39 @@ class RespConnection(asyncio.Protocol):
     async def _opened(self) -> None:
         """Hook: more set-up on a fresh connection (a subscriber subscribes again)."""
 
+    def _awaiting(self) -> bool:
+        """Something sent waits for Redis's answer."""
+        return bool(self._waiters)
+
+    def _watch(self) -> None:
+        """Give the connection up when a reply is overdue: it may be a black hole."""
+        transport = self._transport
+        if transport is None:
+            return
+        silent = self._loop.time() - self._heard
+        if self._awaiting() and silent > self._reply_timeout:
+            log.warning("redis: no answer for %.1f s; reconnecting", silent)
+            self._abandon(transport, f"no answer from Redis for {silent:.1f} s")
+            return
+        self._watchdog = self._loop.call_later(self._reply_timeout / 4, self._watch)
+
+    def _abandon(self, transport: asyncio.Transport, why: str) -> None:
+        """Fail what is in flight now, and drop the connection without a goodbye."""
+        self.connection_lost(ConnectionError(why))
+        transport.abort()
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # (uvloop's is no subclass)
         self._reader = self._new_reader()
         self._skips = False  # until asked
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            _keep_alive(sock)
+        self._heard = self._loop.time()
+        self._watchdog = self._loop.call_later(self._reply_timeout / 4, self._watch)
 
     def data_received(self, data: bytes) -> None:
+        self._heard = self._loop.time()
         reader = self._reader
         reader.feed(data)
         while (reply := reader.gets()) is not False:
@@ -206,10 +271,8 @@ class RespConnection(asyncio.Protocol):
             # changed): the skipped reply came after all, and the replies no longer match
             # their callers. Start again; the next connection asks again.
             log.warning("redis: %s; reconnecting", reply)
-            transport = self._transport
-            self.connection_lost(ConnectionError("Redis refused CLIENT REPLY"))
-            if transport is not None:
-                transport.abort()
+            if self._transport is not None:
+                self._abandon(self._transport, "Redis refused CLIENT REPLY")
             return
         fut = self._waiters.popleft()
         if fut.done():
@@ -220,9 +283,13 @@ class RespConnection(asyncio.Protocol):
             fut.set_result(reply)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """(Twice for an abandoned connection: by `_abandon`, then by the transport.)"""
         self._transport = None
         self._ready = False
         self._out.clear()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         waiters, self._waiters = self._waiters, deque()
         for fut in waiters:
             if not fut.done():
@@ -247,8 +314,9 @@ class RespSubscriber(RespConnection):
         on_message: Callable[[bytes, bytes], None],
         on_down: Callable[[], None],
         on_up: Callable[[], None],
+        reply_timeout: float = 1.0,
     ) -> None:
-        super().__init__(url)
+        super().__init__(url, reply_timeout=reply_timeout)
         self.channels: set[bytes] = set()
         self._on_message = on_message
         self._on_down = on_down
@@ -275,6 +343,8 @@ class RespSubscriber(RespConnection):
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
         loop = self._loop
+        if not self._awaiting():
+            self._heard = loop.time()  # the deadline counts from now
         acks = []
         for name in names:
             ack = loop.create_future()
@@ -286,6 +356,16 @@ class RespSubscriber(RespConnection):
     async def _opened(self) -> None:
         if self.channels:
             await self._request(b"SUBSCRIBE", sorted(self.channels))
+
+    async def ping(self) -> None:
+        """A round trip (a subscribed connection answers PING too); raises
+        `ConnectionError` while the connection is down or if it does not answer in time."""
+        if not self._ready:
+            raise ConnectionError("the Redis subscriber is reconnecting")
+        await self._send(_pack(("PING",)))
+
+    def _awaiting(self) -> bool:
+        return bool(self._waiters or self._acks)
 
     def _reply(self, reply: Any) -> None:
         if type(reply) is list and reply and reply[0] in PUSHES:

@@ -1,10 +1,11 @@
 """Redis trouble under a game in progress, with real processes and a Redis of their own.
 
 Two `dicehall serve --redis` processes share a room (owned by A, players and spectators
-on both). Their Redis connections are cut (CLIENT KILL), or Redis restarts and comes back
-empty: no committed message may be lost, repeated or changed in any client's stream, no
-turn may stall until its deadline for want of a message, the owner writes the room back
-into the empty Redis, and /readyz says "not ready" exactly while Redis is away.
+on both). Their Redis connections are cut (CLIENT KILL), Redis restarts and comes back
+empty, or the network to Redis becomes a black hole (nothing answers, nothing closes): no
+committed message may be lost, repeated or changed in any client's stream, no turn may
+stall until its deadline for want of a message, the owner writes the room back into the
+empty Redis, and /readyz says "not ready" exactly while Redis is away.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from clients.client import Client
+from protocol import errors as E
+from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import (
     Player,
     RedisServer,
@@ -48,6 +51,20 @@ def pair(own_redis: RedisServer) -> Iterator[tuple[ServerProcess, ServerProcess]
         running_server("--redis", own_redis.url) as b,
     ):
         yield a, b
+
+
+@pytest.fixture
+def holed_pair(
+    own_redis: RedisServer,
+) -> Iterator[tuple[FaultyProxy, ServerProcess, ServerProcess]]:
+    """The pair, reaching Redis through a proxy that can black-hole (default settings)."""
+    own_redis.client().flushall()
+    with (
+        faulty_proxy(own_redis.port) as proxy,
+        running_server("--redis", proxy.redis_url()) as a,
+        running_server("--redis", proxy.redis_url()) as b,
+    ):
+        yield proxy, a, b
 
 
 @contextlib.asynccontextmanager
@@ -144,3 +161,40 @@ async def test_a_redis_restart_loses_nothing_and_readyz_follows_it(
             async with Client(c.ws, tokens=players[1].client.tokens) as again:
                 assert again.hello is not None
                 assert [(h.room, h.seat) for h in again.hello.seats] == [(room, 1)]
+
+
+async def test_a_black_holed_redis_fails_requests_fast_and_everything_resumes(
+    own_redis: RedisServer, holed_pair: tuple[FaultyProxy, ServerProcess, ServerProcess]
+) -> None:
+    """The path to Redis drops everything for a while and closes nothing: both processes
+    say "not ready" within 2 s, requests fail with `unavailable` instead of hanging, and
+    when the path heals the game goes on and ends with nothing acknowledged lost."""
+    proxy, a, b = holed_pair
+    r = own_redis.client()
+    async with game(a, b) as (room, players):
+        await players[3].until_seq(players[3].last_seq + 5)
+
+        proxy.black_hole()
+        waited = await asyncio.gather(ready(a, 503), ready(b, 503))
+        assert max(waited) < 2.0, f"/readyz took {max(waited):.1f} s to notice"
+        for server in (a, b):
+            async with Client(server.ws, name="probe", reconnect_timeout=0) as probe:
+                async with asyncio.timeout(10):  # a hang fails here
+                    with pytest.raises(E.UnavailableError):
+                        await probe.create("qwixx", 2)
+                    with pytest.raises(E.UnavailableError):
+                        await probe.spectate(room)
+
+        proxy.restore()
+        await asyncio.gather(ready(a, 200), ready(b, 200))
+        await asyncio.gather(*(p.finish() for p in players))
+
+        # Every message any client saw, before, during and after, is the committed one.
+        log = committed_log(r, room)
+        assert len({check_stream(p, log) for p in players}) == 1
+        assert sum(p.unavailable for p in players) > 0, "no player's request met the hole"
+    for server in (a, b):
+        assert server.terminate() == 0
+        assert server.proc.stdout is not None
+        output = server.proc.stdout.read()
+        assert "Traceback" not in output, output[-4000:]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis
 from redis.exceptions import ConnectionError, ResponseError
 
 from server.backends.resp import RespConnection, RespSubscriber, Script
+from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import RedisServer, free_redis_port
 
 
@@ -229,5 +230,64 @@ async def test_a_subscriber_hears_what_is_published_after_subscribing_and_comes_
                 break
             await asyncio.sleep(0.01)
         assert heard == [(b"a", b"again")]
+    finally:
+        await sub.close()
+
+
+# --- a black hole: Redis goes silent and nothing says so ---------------------------------------
+
+
+@pytest.fixture
+def hole(redis_server: RedisServer) -> Iterator[tuple[FaultyProxy, int]]:
+    """A proxy in front of the test Redis, and a fresh database behind it."""
+    with faulty_proxy(redis_server.port) as proxy:
+        yield proxy, redis_server.fresh_db()
+
+
+async def test_a_silent_redis_fails_what_is_in_flight_and_the_connection_heals(
+    hole: tuple[FaultyProxy, int],
+) -> None:
+    proxy, db = hole
+    conn = RespConnection(proxy.redis_url(db), connect_timeout=0.5, reply_timeout=0.3)
+    try:
+        await conn.execute("SET", "k", "v")
+        proxy.black_hole()
+        async with asyncio.timeout(10):  # (a hang fails here, not at the suite's time-out)
+            with pytest.raises(ConnectionError, match="no answer from Redis"):
+                await conn.execute("GET", "k")
+            with pytest.raises(ConnectionError, match="cannot reach Redis"):
+                await conn.ping()  # a new connection gets no answer either
+        proxy.restore()
+        assert await conn.execute("GET", "k") == b"v"
+    finally:
+        await conn.close()
+
+
+async def test_a_silent_redis_takes_the_subscriber_down_and_back_up(
+    hole: tuple[FaultyProxy, int], redis_server: RedisServer
+) -> None:
+    proxy, db = hole
+    heard: list[bytes] = []
+    down, up = asyncio.Event(), asyncio.Event()
+    sub = RespSubscriber(
+        proxy.redis_url(db), lambda c, d: heard.append(d), down.set, up.set, reply_timeout=0.3
+    )
+    try:
+        await sub.subscribe("a")
+        await sub.ping()
+        proxy.black_hole()
+        async with asyncio.timeout(10):
+            with pytest.raises(ConnectionError):
+                await sub.ping()
+            await down.wait()
+        assert not up.is_set()
+        proxy.restore()
+        async with asyncio.timeout(15):
+            await up.wait()
+        assert redis_server.client(db).publish("a", "after") == 1
+        async with asyncio.timeout(5):
+            while not heard:
+                await sub.ping()  # (a round trip: the message came before its reply)
+        assert heard == [b"after"]
     finally:
         await sub.close()

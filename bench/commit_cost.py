@@ -7,7 +7,7 @@ random legal actions one at a time through `backend.call`, as a session makes th
 
 - memory: the memory backend (the room runs the command in the caller's task);
 - memory + PING: the same, and then one PING round trip to Redis per act through the
-  backend's own connection (server/backends/resp.py): the least a durable commit could
+  backend's own connection (server/backends/redis/resp.py): the least a durable commit could
   add, a sleep and a wake-up included, with the interpreter's state as a commit finds it;
 - redis: the Redis backend against a fresh redis-server (append-only file, fsync every
   second), which commits each act (a fenced script: log entries, snapshot, lease) before
@@ -31,7 +31,7 @@ from bench.redis_hop import redis_server
 from server.backends.base import Backend, RoomSpec
 from server.backends.memory import MemoryBackend
 from server.backends.redis import RedisBackend
-from server.backends.resp import RespConnection
+from server.backends.redis.resp import RespConnection
 from server.commands import ActCmd, JoinCmd, StartCmd
 from server.hub import Hub
 from server.room import Outgoing, RoomCore
@@ -50,8 +50,8 @@ class Counter:
 
 
 def core_of(backend: Backend, room: str) -> RoomCore:
-    actors = backend._actors  # type: ignore[attr-defined]  # (both backends keep them)
-    core: RoomCore = actors[room].core
+    core = backend.local_room(room)
+    assert core is not None
     return core
 
 

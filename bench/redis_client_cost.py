@@ -10,7 +10,7 @@ per command for
   backend uses), for PUBLISH and SET of 200 bytes;
 - the same PUBLISH written by hand on a bare asyncio stream: the event loop and the
   system calls alone, no client library;
-- the backend's own connection (server/backends/resp.py) for PUBLISH and SET, one at a
+- the backend's own connection (server/backends/redis/resp.py) for PUBLISH and SET, one at a
   time, and ten PUBLISHes sent in the same turn of the event loop (as a busy process sends
   them: they leave in one write), against ten at once through redis-py (`gather`).
 
@@ -31,7 +31,7 @@ import redis.asyncio as aioredis
 import uvloop
 
 from bench.redis_hop import redis_server
-from server.backends.resp import RespConnection
+from server.backends.redis.resp import RespConnection
 
 PAYLOAD = b"y" * 200
 

@@ -15,11 +15,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from protocol.errors import ProtocolError
 
-from .commands import AddBotsCmd, Command, ExpireCmd, execute
+from .commands import AddBotsCmd, Command, ExpireCmd, R, execute
 from .room import Outgoing, RoomCore
 
 log = logging.getLogger("dicehall.room")
@@ -106,19 +106,20 @@ class RoomActor:
                 if fut is not None and not fut.done():
                     fut.cancel()
 
-    async def call(self, cmd: Command, rider: Rider | None = None) -> Any:
+    async def call(self, cmd: Command[R], rider: Rider | None = None) -> R:
+        """Run `cmd` in turn; its result, once its messages are committed."""
         if (
             self._commit_now is not None
             and rider is None
             and not self._queued
             and not self._stopped
         ):
-            return self._run_now(cmd, self._commit_now)
-        fut: asyncio.Future[Any] = self._loop.create_future()
+            return cast(R, self._run_now(cmd, self._commit_now))
+        fut: asyncio.Future[R] = self._loop.create_future()
         self._put((cmd, fut, rider))
         return await fut
 
-    def _put(self, item: tuple[Command, asyncio.Future[Any] | None, Rider | None]) -> None:
+    def _put(self, item: tuple[Command[Any], asyncio.Future[Any] | None, Rider | None]) -> None:
         self._queued += 1
         self._push(item)
 
@@ -128,7 +129,7 @@ class RoomActor:
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
 
-    def _run_now(self, cmd: Command, commit: CommitNow) -> Any:
+    def _run_now(self, cmd: Command[Any], commit: CommitNow) -> Any:
         try:
             result, out = execute(self.core, cmd, time.time())
             if out:
@@ -168,7 +169,7 @@ class RoomActor:
                 self._queued -= 1
 
     async def _step(
-        self, cmd: Command, fut: asyncio.Future[Any] | None, rider: Rider | None
+        self, cmd: Command[Any], fut: asyncio.Future[Any] | None, rider: Rider | None
     ) -> None:
         try:
             result, out = execute(self.core, cmd, time.time())
@@ -184,7 +185,7 @@ class RoomActor:
             fut.set_result(result)
         self._after(cmd, result)
 
-    def _after(self, cmd: Command, result: Any) -> None:
+    def _after(self, cmd: Command[Any], result: Any) -> None:
         if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
             for seat in result:
                 self._spawn_bot(self.core.id, seat, cmd.kind)

@@ -1,12 +1,14 @@
 """What a session may ask of a room, as data: run on the room's owner, wherever it lives.
 
 Commands are msgspec Structs so the Redis backend can forward them to the owning process
-unchanged; `execute` is the single place where a command meets a `RoomCore`.
+unchanged; `execute` is the single place where a command meets a `RoomCore`. Each command
+names its result type as its base's parameter (`JoinCmd(Command[int])`): `Backend.call`
+returns that type, and a forwarded result is decoded to it (`result_type`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar, get_args
 
 import msgspec
 
@@ -22,90 +24,7 @@ from protocol.messages.server import (
 
 from .room import Outgoing, RoomCore
 
-
-class Command(msgspec.Struct, tag_field="cmd", kw_only=True):
-    pass
-
-
-class JoinCmd(Command, tag="join"):
-    name: str
-    seat: int | None
-    nonce: str
-    host_key: str | None = None
-    """The joiner's proof of having created the room: its seat becomes the host."""
-
-
-class HostCmd(Command):
-    """A command only the room's host may give: the creator (by `host_key`) until it
-    sits, then the seat that hosts (`RoomCore.may_host`)."""
-
-    host_key: str | None = None
-    seat: int | None = None
-
-
-class LeaveCmd(Command, tag="leave"):
-    seat: int
-
-
-class StartCmd(HostCmd, tag="start"):
-    pass
-
-
-class AddBotsCmd(HostCmd, tag="add_bots"):
-    kind: str = "random"
-    count: int | None = None
-
-
-class ActCmd(Command, tag="act"):
-    seat: int
-    action: dict[str, Any]
-    window: int | None = None
-
-
-class ChatCmd(Command, tag="chat"):
-    seat: int | None
-    sender: str
-    text: str
-
-
-class SyncCmd(Command, tag="sync"):
-    """Catch a member up: the messages after `last_seq`, or a snapshot (last_seq None or
-    aged out). `watch` +1/-1 counts a spectator in or out."""
-
-    seat: int | None
-    last_seq: int | None = None
-    watch: int = 0
-
-
-class WatchCmd(Command, tag="watch"):
-    delta: int
-
-
-class PresenceCmd(Command, tag="presence"):
-    seat: int
-    delta: int
-
-
-class TokenCmd(Command, tag="token"):
-    seat: int
-    nonce: str
-
-
-class LegalCmd(Command, tag="legal"):
-    seat: int | None
-    """None: a spectator (the public view, no actions)."""
-    view: bool = True
-
-
-class ExpireCmd(Command, tag="expire"):
-    pass
-
-
-class ResignCmd(Command, tag="resign"):
-    """The creator's connection closed before it sat down: the host role passes on."""
-
-    host_key: str
-
+R = TypeVar("R")
 
 RoomMessageType = Snapshot | RoomUpdate | Event | Window | WindowClosed | GameOver | Chat
 """Every numbered room message, decodable by its `type` tag."""
@@ -117,6 +36,103 @@ class Sync(msgspec.Struct, kw_only=True):
     seq: int
     messages: list[RoomMessageType] | None = None
     snapshot: Snapshot | None = None
+
+
+LegalAnswer = tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]
+"""The open window's id, the seat's legal actions, its view (None when not asked for)."""
+
+
+class Command(msgspec.Struct, Generic[R], tag_field="cmd", kw_only=True):
+    """A command whose result is an `R`."""
+
+
+def result_type(cmd: type[Command[Any]]) -> Any:
+    """The `R` a command class declares (`type(None)` for commands without a result)."""
+    for base in getattr(cmd, "__orig_bases__", ()):
+        args = get_args(base)
+        if args:
+            return args[0]
+    raise TypeError(f"{cmd.__name__} declares no result type")
+
+
+class JoinCmd(Command[int], tag="join"):
+    name: str
+    seat: int | None
+    nonce: str
+    host_key: str | None = None
+    """The joiner's proof of having created the room: its seat becomes the host."""
+
+
+class HostCmd(Command[R]):
+    """A command only the room's host may give: the creator (by `host_key`) until it
+    sits, then the seat that hosts (`RoomCore.may_host`)."""
+
+    host_key: str | None = None
+    seat: int | None = None
+
+
+class LeaveCmd(Command[None], tag="leave"):
+    seat: int
+
+
+class StartCmd(HostCmd[str], tag="start"):
+    pass
+
+
+class AddBotsCmd(HostCmd[list[int]], tag="add_bots"):
+    kind: str = "random"
+    count: int | None = None
+
+
+class ActCmd(Command[None], tag="act"):
+    seat: int
+    action: dict[str, Any]
+    window: int | None = None
+
+
+class ChatCmd(Command[int], tag="chat"):
+    seat: int | None
+    sender: str
+    text: str
+
+
+class SyncCmd(Command[Sync], tag="sync"):
+    """Catch a member up: the messages after `last_seq`, or a snapshot (last_seq None or
+    aged out). `watch` +1/-1 counts a spectator in or out."""
+
+    seat: int | None
+    last_seq: int | None = None
+    watch: int = 0
+
+
+class WatchCmd(Command[None], tag="watch"):
+    delta: int
+
+
+class PresenceCmd(Command[None], tag="presence"):
+    seat: int
+    delta: int
+
+
+class TokenCmd(Command[bool], tag="token"):
+    seat: int
+    nonce: str
+
+
+class LegalCmd(Command[LegalAnswer], tag="legal"):
+    seat: int | None
+    """None: a spectator (the public view, no actions)."""
+    view: bool = True
+
+
+class ExpireCmd(Command[None], tag="expire"):
+    pass
+
+
+class ResignCmd(Command[None], tag="resign"):
+    """The creator's connection closed before it sat down: the host role passes on."""
+
+    host_key: str
 
 
 CommandType = (
@@ -135,25 +151,8 @@ CommandType = (
     | ResignCmd
 )
 
-RESULTS: dict[type[Command], Any] = {
-    JoinCmd: int,
-    LeaveCmd: None,
-    StartCmd: str,
-    AddBotsCmd: list[int],
-    ActCmd: None,
-    ChatCmd: int,
-    SyncCmd: Sync,
-    WatchCmd: None,
-    PresenceCmd: None,
-    TokenCmd: bool,
-    LegalCmd: tuple[int | None, list[dict[str, Any]], dict[str, Any] | None],
-    ExpireCmd: None,
-    ResignCmd: None,
-}
-"""The type of each command's result, so a forwarded result decodes to the same value."""
 
-
-def execute(core: RoomCore, cmd: Command, now: float) -> tuple[Any, list[Outgoing]]:
+def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Outgoing]]:
     """Run one command; protocol errors propagate and leave the room unchanged."""
     match cmd:
         case ActCmd(seat=seat, action=action, window=window):

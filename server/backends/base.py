@@ -16,7 +16,7 @@ import msgspec
 from protocol.messages.common import RoomInfo
 from rules import get_game
 
-from ..commands import Command
+from ..commands import Command, R
 from ..hub import Hub
 from ..room import RoomCore
 
@@ -93,12 +93,17 @@ class Backend(ABC):
         """Public rooms, newest first."""
 
     @abstractmethod
-    async def call(self, room: str, cmd: Command) -> Any:
+    async def call(self, room: str, cmd: Command[R]) -> R:
         """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
 
     @abstractmethod
     async def record(self, room: str) -> dict[str, Any] | None:
         """The game record once the game is over (None: no such room or not over)."""
+
+    @abstractmethod
+    def local_room(self, room: str) -> RoomCore | None:
+        """The room's core if this process runs it now (to read, never to change: every
+        change goes through `call`)."""
 
     @abstractmethod
     def game_of(self, room: str) -> str:

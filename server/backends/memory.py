@@ -16,7 +16,7 @@ from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
 
 from ..actor import BotSpawner, RoomActor, Tally
-from ..commands import Command
+from ..commands import Command, R
 from ..hub import Hub
 from ..room import Outgoing, RoomCore
 from .base import Backend, RoomSpec, new_room_id
@@ -125,7 +125,7 @@ class MemoryBackend(Backend):
             if c.public and (game is None or c.game.name == game)
         ]
 
-    async def call(self, room: str, cmd: Command) -> Any:
+    async def call(self, room: str, cmd: Command[R]) -> R:
         actor = self._actors.get(room)
         if actor is None:
             raise NoSuchRoomError(f"no room {room!r}")
@@ -136,6 +136,10 @@ class MemoryBackend(Backend):
 
     def unsubscribe(self, room: str) -> None:
         """Nothing to undo (see `subscribe`)."""
+
+    def local_room(self, room: str) -> RoomCore | None:
+        actor = self._actors.get(room)
+        return None if actor is None else actor.core
 
     def game_of(self, room: str) -> str:
         actor = self._actors.get(room)

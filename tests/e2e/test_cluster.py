@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from protocol import errors as E
-from server.backends.redis import (
+from server.backends.redis.keys import (
     command_channel,
     event_channel,
     lease_key,

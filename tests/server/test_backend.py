@@ -221,7 +221,8 @@ async def test_finished_records_are_kept_compressed_and_the_oldest_go() -> None:
     backend = MemoryBackend(Hub(), keep_records=2)
     try:
         rooms = [await finished_game(backend, seed=s) for s in range(3)]
-        core = backend._actors[rooms[2]].core
+        core = backend.local_room(rooms[2])
+        assert core is not None
         as_json = msgspec.json.encode(core.record)
         kept = backend._records[rooms[2]]
         assert len(kept) < len(as_json) / 4 and zlib.decompress(kept) == as_json

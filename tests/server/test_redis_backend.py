@@ -23,10 +23,10 @@ from protocol.messages import client as C
 from protocol.messages.server import Chat, GameOver, RoomUpdate, ServerMessage
 from server import snapshot
 from server.app import Server
-from server.backends.redis import (
+from server.backends.redis import RedisBackend
+from server.backends.redis.keys import (
     LOBBY,
     SECRET,
-    RedisBackend,
     command_channel,
     event_channel,
     lease_key,
@@ -141,7 +141,8 @@ async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
         stream = host.stream(room)
         assert contiguous(stream)[-1] == max(log)
         assert all(m == log[m.seq].for_seat(None) for m in stream[1:])
-        core = backend(a)._actors[room].core
+        core = backend(a).local_room(room)
+        assert core is not None
         data = msgspec.msgpack.decode(r.get(snap_key(room)))
         loaded = snapshot.load(data, record_log=r.get(record_log_key(room)))
         assert snapshot.dump(loaded) == snapshot.dump(core)
@@ -351,8 +352,8 @@ async def test_a_draining_process_hands_its_rooms_over(db: tuple[str, redis.Redi
         owner = lease_owner(r, room)
 
         await a.stop()
-        assert backend(a)._actors == {}
-        await eventually(lambda: room in backend(b)._actors, timeout=5.0)
+        assert backend(a).stats()["rooms"] == 0
+        await eventually(lambda: backend(b).local_room(room) is not None, timeout=5.0)
         assert lease_owner(r, room) == backend(b).proc != owner
         assert backend(b).stats()["takeovers"] == 1
         await asyncio.wait_for(watcher.over.wait(), 60)
@@ -374,14 +375,14 @@ async def test_an_owner_that_lost_its_lease_writes_nothing_more(
         await eventually(lambda: lease_owner(r, room) == backend(b).proc)
         chat = await ada.ask(C.SendChat, room=room, text="after the move")
         assert chat.seq == before + 1
-        assert room not in backend(a)._actors
+        assert backend(a).local_room(room) is None
         log = committed_log(r, room)
         assert max(log) == before + 1 and snapshot_seq(r, room) == before + 1
         for m in (ada, bo):  # (B delivers once its commit returns: A may have its reply first)
             await eventually(lambda m=m: m.stream(room)[-1:] and m.stream(room)[-1].seq >= chat.seq)
         # A listens to the room's channel now, and B, its new owner, no longer does.
         assert r.pubsub_numsub(event_channel(room))[0][1] == 1
-        assert room in backend(a)._channels and room not in backend(b)._channels
+        assert backend(a).relay.listening(room) and not backend(b).relay.listening(room)
         for m in (ada, bo):
             texts = [x.text for x in m.stream(room) if isinstance(x, Chat)]
             assert texts == ["after the move"]
@@ -420,7 +421,7 @@ async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_re
     later (its player may come back to see the end). Either way only the record stays."""
     url, r = db
     async with processes(url, n=1) as (a,):
-        backend(a).over_seconds = 3.0
+        backend(a).leases.over_seconds = 3.0
         played = []
         for name in ("Ada", "Bo"):
             m = await seated(a, name)
@@ -434,7 +435,7 @@ async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_re
         await ada.ask(C.Leave, room=left)
         await bo.session.disconnected()
         await eventually(lambda: backend(a).stats()["rooms_closed"] == 1)
-        assert left not in backend(a)._actors and dropped in backend(a)._actors
+        assert backend(a).local_room(left) is None and backend(a).local_room(dropped) is not None
         await eventually(lambda: backend(a).stats()["rooms_closed"] == 2)
         for room in (left, dropped):
             assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 0

@@ -1,4 +1,4 @@
-"""The lean Redis connection (server/backends/resp.py) against a real redis-server."""
+"""The lean Redis connection (server/backends/redis/resp.py) against a real redis-server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 import redis
 from redis.exceptions import ConnectionError, ResponseError
 
-from server.backends.resp import RespConnection, RespSubscriber, Script
+from server.backends.redis.pubsub import RespSubscriber
+from server.backends.redis.resp import RespConnection, Script
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import RedisServer, free_redis_port
 

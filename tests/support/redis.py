@@ -30,7 +30,8 @@ from protocol import errors as E
 from protocol.messages.common import Actor
 from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
 from rules.bots import get_bot
-from server.backends.redis import lease_key, log_key, snap_key, unpack_outgoing
+from server.backends.redis.keys import lease_key, log_key, snap_key
+from server.backends.redis.packing import unpack_outgoing
 from server.room import Outgoing
 
 DATABASES = 64

@@ -1,8 +1,8 @@
 """The Redis calls of a turn window, behind one small interface with two implementations.
 
 A room's every commit, forwarded command, reply and pub/sub message goes through a `Link`:
-`StandaloneLink` speaks RESP itself (server/backends/resp.py: one pipelined connection and
-one subscriber, no task per message); `ClusterLink` uses redis-py's cluster client, which
+`StandaloneLink` speaks RESP itself (resp.py: one pipelined connection; pubsub.py: one
+subscriber, no task per message); `ClusterLink` uses redis-py's cluster client, which
 routes each key to its shard and keeps a sharded pub/sub connection per node. Everything
 else (leases taken, the lobby, the orphan scan, reading logs) is rare and stays on
 redis-py in both cases.
@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from .resp import RespConnection, RespSubscriber, Script
+from .pubsub import RespSubscriber
+from .resp import RespConnection, Script
 
 log = logging.getLogger("dicehall.redis")
 

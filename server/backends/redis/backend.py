@@ -1,0 +1,379 @@
+"""Scale-out: many processes share rooms through Redis (docs/architecture.md, "Redis").
+
+The backend composes the parts, each in its module: `leases` (the rooms this process
+owns, taken over, handed over, closed), `store` (their fenced commits and lobby entries),
+`bus` (commands for rooms another process runs), `relay` (those rooms' messages for the
+members here), over a `link` (the hot calls: resp.py on a standalone Redis, redis-py's
+cluster client on a cluster) and redis-py for what is rare.
+
+Nothing waits on Redis without a deadline: a connection silent for `reply_timeout` while a
+reply is awaited is given up and opened again, a health ping every half of it says whether
+Redis answers (`ready()`, /readyz), and while it does not, requests fail at once with
+`unavailable` rather than wait. A request already under way when Redis went silent fails
+with `unavailable` after about two leases; its command may still take effect when Redis
+answers again (the error says so: look at the room before trying again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import BlockingConnectionPool
+from redis.asyncio.retry import Retry as RedisRetry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import RedisError
+
+from protocol import errors as E
+from protocol.messages.common import RoomInfo
+
+from ...actor import BotSpawner, Rider, RoomActor
+from ...commands import Command, R, Sync
+from ...hub import Hub
+from ...room import RoomCore
+from ..base import Backend, RoomSpec, new_room_id
+from .bus import CommandBus
+from .errors import Retry
+from .health import Health
+from .keys import LOBBY, SECRET, record_key, room_of
+from .leases import Leases
+from .link import ClusterLink, Link, StandaloneLink
+from .packing import DECODER, EVENTS, events_prefix, unpack_outgoing
+from .relay import EventRelay
+from .resp import keepalive_options
+from .store import RoomStore
+
+log = logging.getLogger("dicehall.redis")
+
+
+class RedisBackend(Backend):
+    def __init__(
+        self,
+        hub: Hub,
+        url: str,
+        spawn_bot: BotSpawner | None = None,
+        drop_bots: Callable[[str], None] | None = None,
+        *,
+        cluster: bool = False,
+        lease_ms: int = 2000,
+        history: int = 1024,
+        idle_seconds: float = 600.0,
+        over_seconds: float = 30.0,
+        proc: str | None = None,
+        reply_timeout: float = 1.0,
+    ) -> None:
+        super().__init__(hub)
+        self.url = url
+        self.cluster = cluster
+        self.lease_ms = lease_ms
+        self.history = history
+        self.reply_timeout = reply_timeout
+        self._patience = 2 * lease_ms / 1000 + 2.0
+        """How long a request may wait for its room (moving, or Redis silent)."""
+        self.proc = proc or secrets.token_hex(6)
+        self._own_events = events_prefix(self.proc)
+        self.redis: Any = None
+        """redis-py, for what is rare: taking leases, the lobby, the scan, reading logs."""
+        self._link: Link | None = None
+        """Commits, forwarded commands, replies and pub/sub: every turn window's calls."""
+        self._background: set[asyncio.Task[None]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._secret: bytes | None = None
+        self.health = Health(lambda: self.link, reply_timeout, self._back)
+        self._stopping = False
+        reply_ms = 2 * lease_ms + 5000
+        """How long a reply is kept for an asker whose pub/sub connection missed it."""
+        self.store = RoomStore(
+            lambda: self.link,
+            self.proc,
+            lease_ms=lease_ms,
+            history=history,
+            reply_ms=reply_ms,
+            cluster=cluster,
+            restore_secret=self._restore_secret,
+        )
+        self.relay = EventRelay(hub, lambda: self.link, lambda: self.redis, self.owns, self._spawn)
+        self.leases = Leases(
+            self.proc,
+            lambda: self.link,
+            lambda: self.redis,
+            self.store,
+            self.relay,
+            self._spawn,
+            lease_ms=lease_ms,
+            history=history,
+            idle_seconds=idle_seconds,
+            over_seconds=min(over_seconds, idle_seconds),
+            spawn_bot=spawn_bot,
+            drop_bots=drop_bots,
+        )
+        self._reply_ms = reply_ms
+        self._bus: CommandBus | None = None
+
+    # --- what the parts share -------------------------------------------------------------
+
+    @property
+    def link(self) -> Link:
+        assert self._link is not None, "the backend is not started"
+        return self._link
+
+    @property
+    def bus(self) -> CommandBus:
+        assert self._bus is not None, "the backend is not started"
+        return self._bus
+
+    def owns(self, room: str) -> bool:
+        return room in self.leases.actors
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        """Run `job` in the background, kept (and cancelled at stop) until it is done."""
+        task = asyncio.get_running_loop().create_task(job)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        # Deadlines on redis-py's connections too (the rare calls), and keepalive.
+        timeouts: dict[str, Any] = {
+            "socket_timeout": self.reply_timeout,
+            "socket_connect_timeout": 2 * self.reply_timeout,
+            "socket_keepalive": True,
+            "socket_keepalive_options": keepalive_options(),
+            "health_check_interval": 5,
+        }
+        if self.cluster:
+            self.redis = RedisCluster.from_url(self.url, **timeouts)
+            await self.redis.initialize()
+            self._link = ClusterLink(self.redis, self._on_message, self.health.down, self.health.up)
+        else:
+            # A connection Redis closed (CLIENT KILL, an idle timeout) is reopened and the
+            # command sent again: every write here is idempotent or deduplicated. Callers
+            # wait for a free connection rather than fail when many rooms ask at once.
+            retry = RedisRetry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3)
+            pool = BlockingConnectionPool.from_url(
+                self.url, max_connections=64, retry=retry, timeout=self._patience, **timeouts
+            )
+            self.redis = aioredis.Redis(connection_pool=pool)
+            self._link = StandaloneLink(
+                self.url,
+                self._on_message,
+                self.health.down,
+                self.health.up,
+                reply_timeout=self.reply_timeout,
+            )
+        self._bus = CommandBus(
+            self.proc,
+            lambda: self.link,
+            lambda: self.redis,
+            actor_of=self.leases.actors.get,
+            take_over=self.leases.take_over,
+            run_here=self._run_here,
+            seen_here=self.relay.seen,
+            lease_ms=self.lease_ms,
+            reply_ms=self._reply_ms,
+            cluster=self.cluster,
+        )
+        await self.link.subscribe(self.bus.replies)
+        self.health.subscribed = True
+        for job in (self.leases.keep(), self.leases.scan(), self.health.watch()):
+            self._tasks.append(asyncio.get_running_loop().create_task(job))
+
+    async def stop(self) -> None:
+        """Drain: finish queued commands, commit, hand every room over by releasing its lease."""
+        self._stopping = self.leases.stopping = True
+        for room in list(self.leases.actors):
+            await self.leases.give_up(room, release_lease=True)
+        for task in [*self._tasks, *self._background]:
+            task.cancel()
+        for task in [*self._tasks, *self._background]:
+            with contextlib.suppress(asyncio.CancelledError, RedisError):
+                await task
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self.link.close()
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self.redis.aclose()
+
+    async def shared_secret(self) -> bytes:
+        """Created once by whichever process asks first; Redis access already implies trust."""
+        await self.redis.set(SECRET, secrets.token_hex(32), nx=True)
+        secret: bytes = await self.redis.get(SECRET)
+        self._secret = secret
+        return secret
+
+    async def _restore_secret(self) -> None:
+        """Redis lost its data: put the shared secret back (every process has it)."""
+        if self._secret is not None:
+            with contextlib.suppress(RedisError):
+                await self.redis.set(SECRET, self._secret, nx=True)
+
+    # --- health ---------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        return self.health.reachable and not self._stopping
+
+    def _back(self) -> None:
+        if not self._stopping:
+            self._spawn(self._resync_after_outage())
+
+    async def _resync_after_outage(self) -> None:
+        """Redis came back (maybe empty): write owned rooms back, refill subscribers' gaps."""
+        self.store.forget_lobby()
+        await self._restore_secret()
+        for room in list(self.leases.actors):
+            await self.leases.rewrite(room)
+        await self.relay.refill()
+
+    def _check(self) -> None:
+        if self._stopping:
+            raise E.ShuttingDownError("this server is shutting down; reconnect")
+        if not self.health.reachable:
+            raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+
+    @contextlib.asynccontextmanager
+    async def _reaching_redis(self) -> AsyncIterator[None]:
+        """A request's Redis work: refused at once while Redis is known to be away, and
+        `unavailable` if Redis fails or stays silent under it, never a hang. (A room
+        created as Redis went silent may be left half written: no lobby entry points to
+        it, nobody holds its id.)"""
+        self._check()
+        try:
+            async with asyncio.timeout(self._patience):
+                yield
+        except (RedisError, TimeoutError) as exc:
+            raise E.UnavailableError("the server cannot reach Redis; try again shortly") from exc
+
+    # --- pub/sub ----------------------------------------------------------------------------
+
+    def _on_message(self, channel: bytes, data: bytes) -> None:
+        """Every pub/sub message, as it is parsed: no task unless it must wait."""
+        if self._bus is not None and channel == self._bus.replies.encode():
+            self._bus.resolve(data)
+            return
+        room = room_of(channel)
+        if channel.endswith(b":ev"):
+            if data.startswith(self._own_events):
+                return  # its own commit (the channel is being dropped): delivered already
+            events = EVENTS.decode(data)
+            self.bus.saw_owner(room, events.sender)
+            self.relay.received(room, [unpack_outgoing(p) for p in events.out])
+        elif channel.endswith(b":cmd"):
+            self._spawn(self.bus.serve(room, data))
+
+    # --- rooms -----------------------------------------------------------------------------
+
+    async def create(self, spec: RoomSpec) -> RoomInfo:
+        async with self._reaching_redis():
+            while True:
+                core = spec.core(new_room_id(), self.history)
+                core.last_activity = time.time()
+                if await self.leases.create(core):
+                    return core.info()
+
+    async def call(self, room: str, cmd: Command[R]) -> R:
+        """Run `cmd` on the owner, waiting (within about two leases) while the room moves
+        between processes or Redis is away; only a command that may have run is failed."""
+        if self._stopping:
+            raise E.ShuttingDownError("this server is shutting down; reconnect")
+        if not self.health.answering:
+            raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+        give_up = time.monotonic() + self._patience
+        while True:
+            try:
+                actor = self.leases.actors.get(room)
+                if actor is not None:
+                    result: R = await self._run_here(actor, cmd, None, give_up)
+                else:
+                    result = await self.bus.forward(room, cmd)
+            except (Retry, RedisError) as exc:
+                self.bus.forget_owner(room)
+                if time.monotonic() > give_up:
+                    raise E.UnavailableError(
+                        "the room's server is unreachable; try again shortly"
+                    ) from exc
+                await asyncio.sleep(0.05)
+                continue
+            if isinstance(result, Sync):
+                self.relay.synced(room, result.seq)
+            return result
+
+    async def _run_here(
+        self,
+        actor: RoomActor,
+        cmd: Command[R],
+        rider: Rider | None = None,
+        deadline: float | None = None,
+    ) -> R:
+        """Run `cmd` on a room this process owns; with a `deadline` (monotonic), give up
+        waiting for its commit then (Redis went silent): `unavailable`, though the
+        command may still take effect once Redis answers."""
+        try:
+            if deadline is None:
+                result: R = await actor.call(cmd, rider)
+                return result
+            async with asyncio.timeout(deadline - time.monotonic()):
+                result = await actor.call(cmd, rider)
+            return result
+        except TimeoutError:
+            raise E.UnavailableError(
+                "the room's server cannot reach Redis; the request may still take effect: "
+                "look at the room (resume, legal) before trying again"
+            ) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            raise Retry from None  # the room stopped here before running the command
+
+    async def subscribe(self, room: str) -> None:
+        """Returns once the room's messages reach this process (also for the second member
+        in): from its own commits if it owns the room, else on the event channel."""
+        self.relay.interest[room] = self.relay.interest.get(room, 0) + 1
+        async with self._reaching_redis():
+            await self.relay.listen(room)
+
+    def unsubscribe(self, room: str) -> None:
+        self.bus.forget_owner(room)
+        self.relay.unsubscribe(room)
+
+    async def rooms(self, game: str | None = None) -> list[RoomInfo]:
+        async with self._reaching_redis():
+            raw = await self.redis.hgetall(LOBBY)
+        infos = [msgspec.convert(DECODER.decode(v), RoomInfo) for v in raw.values()]
+        return [i for i in infos if i.public and (game is None or i.game == game)]
+
+    async def record(self, room: str) -> dict[str, Any] | None:
+        raw = await self.redis.get(record_key(room))
+        if raw is None:
+            return None
+        record: dict[str, Any] = msgspec.json.decode(raw)
+        return record
+
+    def local_room(self, room: str) -> RoomCore | None:
+        actor = self.leases.actors.get(room)
+        return None if actor is None else actor.core
+
+    def game_of(self, room: str) -> str:
+        actor = self.leases.actors.get(room)
+        if actor is None:
+            raise E.NoSuchRoomError(f"room {room!r} is not owned here")
+        return actor.core.game.name
+
+    def stats(self) -> dict[str, int]:
+        cores = [a.core for a in self.leases.actors.values()]
+        return {
+            "rooms": len(cores),
+            "rooms_playing": sum(c.status == "playing" for c in cores),
+            "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
+            "windows_expired": self.leases.windows_expired.value,
+            "rooms_closed": self.leases.rooms_closed,
+            "takeovers": self.leases.takeovers,
+        }

@@ -1,0 +1,241 @@
+"""The rooms this process owns: leases held and renewed, rooms taken over, handed over,
+lost, and closed when idle.
+
+A room is owned by one process at a time: a lease key with a TTL that the owner renews.
+Only the owner runs the room's actor. When an owner dies its lease expires; every process
+scans for rooms without a lease and one of them takes the room over from its snapshot and
+the stream's tail. Commits are fenced (scripts.py), so an owner that lost its room (it
+froze past its lease, or Redis restarted and another process got there first) never
+writes over the new owner's: it stops running the room instead, and its callers retry on
+the new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from ... import snapshot
+from ...actor import BotSpawner, RoomActor, Tally
+from ...room import Outgoing, RoomCore
+from .errors import Fenced
+from .keys import LOBBY, command_channel, lease_key, log_key, record_log_key, snap_key
+from .link import Link
+from .packing import DECODER, pack_events, pack_outgoing, unpack_outgoing
+from .relay import EventRelay
+from .scripts import Renewal, RidingReply, release, renew
+from .store import RoomStore
+
+log = logging.getLogger("dicehall.redis")
+
+
+class Leases:
+    def __init__(
+        self,
+        proc: str,
+        link: Callable[[], Link],
+        redis: Callable[[], Any],
+        store: RoomStore,
+        relay: EventRelay,
+        spawn: Callable[[Coroutine[Any, Any, None]], None],
+        *,
+        lease_ms: int,
+        history: int,
+        idle_seconds: float,
+        over_seconds: float,
+        spawn_bot: BotSpawner | None,
+        drop_bots: Callable[[str], None] | None,
+    ) -> None:
+        self.proc = proc
+        self._link = link
+        self._redis = redis
+        self.store = store
+        self.relay = relay
+        self._spawn = spawn
+        self.lease_ms = lease_ms
+        self.history = history
+        self.idle_seconds = idle_seconds
+        self.over_seconds = over_seconds
+        self.spawn_bot = spawn_bot
+        self.drop_bots = drop_bots
+        self.actors: dict[str, RoomActor] = {}
+        self._lost: set[int] = set()
+        """The ids of cores whose room another process runs now: never written again."""
+        self.stopping = False
+        self.takeovers = 0
+        self.rooms_closed = 0
+        self.windows_expired = Tally()
+        """Turn windows closed by their deadline, in every room this process ever ran."""
+
+    # --- taking and giving up rooms --------------------------------------------------------
+
+    async def create(self, core: RoomCore) -> bool:
+        """Own a new room: False if its id is taken (the caller picks another)."""
+        if not await self._redis().set(lease_key(core.id), self.proc, nx=True, px=self.lease_ms):
+            return False
+        await self.store.persist(core, [])
+        await self.own(core)
+        return True
+
+    async def own(self, core: RoomCore) -> None:
+        actor = RoomActor(core, self._commit, self.spawn_bot, expired=self.windows_expired)
+        self.actors[core.id] = actor
+        await self._link().subscribe(command_channel(core.id))
+        actor.start()
+        await self.relay.listen(core.id)  # the owner delivers its commits itself
+        if self.spawn_bot is not None:
+            for seat, s in enumerate(core.seats):
+                if s.kind == "bot" and s.bot is not None and core.status != "over":
+                    self.spawn_bot(core.id, seat, s.bot)
+
+    async def give_up(self, room: str, release_lease: bool) -> None:
+        """Stop running `room` here after the commands already queued (a drain, a reap)."""
+        actor = self.actors.pop(room, None)
+        if actor is None:
+            return
+        if self.drop_bots is not None:
+            self.drop_bots(room)
+        await actor.stop()
+        self.store.forget(room)
+        with contextlib.suppress(RedisError):
+            await self._link().unsubscribe(command_channel(room))
+            if release_lease:
+                await release(self._link(), room, self.proc)
+        with contextlib.suppress(RedisError):
+            await self.relay.listen(room)  # local members hear the room from its next owner
+
+    def lose(self, room: str, core: RoomCore) -> None:
+        """Another process runs `room` now: stop `core` at once, run nothing more of it.
+
+        Commands still queued are cancelled, which tells their callers they were not run
+        (they try again, on the new owner)."""
+        self._lost.add(id(core))
+        actor = self.actors.get(room)
+        if actor is None or actor.core is not core:
+            return
+        del self.actors[room]
+        log.warning("room %s belongs to another process now; stopping it here", room)
+        if self.drop_bots is not None:
+            self.drop_bots(room)
+        self._spawn(self._retire(room, actor))
+
+    async def _retire(self, room: str, actor: RoomActor) -> None:
+        await actor.stop(grace=0)
+        self._lost.discard(id(actor.core))
+        if room not in self.actors:  # (it may be ours again already)
+            self.store.forget(room)
+            with contextlib.suppress(RedisError):
+                await self._link().unsubscribe(command_channel(room))
+            with contextlib.suppress(RedisError):
+                await self.relay.listen(room)
+
+    async def take_over(self, room: str) -> bool:
+        """Own a room whose lease lapsed: its snapshot plus the stream's tail."""
+        if room in self.actors or self.stopping:
+            return room in self.actors
+        redis = self._redis()
+        if not await redis.set(lease_key(room), self.proc, nx=True, px=self.lease_ms):
+            return False
+        raw = await redis.get(snap_key(room))
+        if raw is None:
+            await release(self._link(), room, self.proc)
+            await redis.hdel(LOBBY, room)
+            return False
+        record_log = await redis.get(record_log_key(room)) or b""
+        core = snapshot.load(DECODER.decode(raw), self.history, record_log)
+        tail = await redis.xrevrange(log_key(room), "+", "-", count=self.history)
+        for _, fields in reversed(tail):
+            core.log.append(unpack_outgoing(fields[b"m"]))
+        if room in self.actors:  # the scan and a forwarded call both got here
+            return True
+        # (none in Redis yet if an earlier version wrote the snapshot: the commit sets it)
+        self.store.taken_over(room, min(len(record_log), len(core.record_log.data)))
+        self.takeovers += 1
+        log.info("took over room %s at seq %d", room, core.seq)
+        self.relay.taken_over(room, list(core.log))
+        await self.own(core)
+        return True
+
+    # --- the actors' commit ------------------------------------------------------------
+
+    async def _commit(self, core: RoomCore, out: list[Outgoing], rider: object) -> None:
+        """Durable first, visible second: persist, publish (and answer the forwarded
+        command that made `out`, if a `RidingReply` rides along), then deliver locally."""
+        if id(core) in self._lost:
+            raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
+        entries = [(o.seq, pack_outgoing(o)) for o in out]
+        payload = pack_events(self.proc, [e for _, e in entries])
+        try:
+            reply = rider if isinstance(rider, RidingReply) else None
+            await self.store.persist(core, entries, payload, reply)
+        except Fenced:
+            # Not written, and never will be: end the actor's task (its command's caller is
+            # told it was not run) before it runs anything else.
+            self.lose(core.id, core)
+            raise asyncio.CancelledError from None
+        self.relay.committed(core.id, out)
+
+    # --- upkeep ------------------------------------------------------------------------
+
+    async def keep(self) -> None:
+        """Renew the leases of the rooms owned here, a third of a lease apart."""
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            owned = list(self.actors.items())
+            renewals = [
+                renew(self._link(), room, self.proc, self.lease_ms) for room, _ in owned
+            ]  # sent together: one write and one round trip on a standalone Redis
+            statuses = await asyncio.gather(*renewals, return_exceptions=True)
+            for (room, actor), status in zip(owned, statuses, strict=True):
+                if status is Renewal.LOST:
+                    self.lose(room, actor.core)
+                elif status is Renewal.GONE:  # lapsed or lost with Redis's data: write back
+                    await self.rewrite(room)
+
+    async def rewrite(self, room: str) -> None:
+        """Write the room back whole (Redis lost it, or its lease lapsed)."""
+        actor = self.actors.get(room)
+        if actor is None:
+            return
+        try:
+            await self.store.persist(actor.core, [])
+        except Fenced:
+            self.lose(room, actor.core)
+
+    async def scan(self) -> None:
+        """Take over rooms whose owner is gone; close rooms idle for too long."""
+        while True:
+            await asyncio.sleep(min(0.25, self.lease_ms / 8000))
+            if self.stopping:
+                continue
+            try:
+                for room in list(self.actors):
+                    await self._reap_if_idle(room)
+                for room in await self._link().orphans(LOBBY, lease_key):
+                    if room not in self.actors:
+                        await self.take_over(room)
+            except RedisError:
+                continue
+            except Exception:
+                log.exception("scanning the rooms failed")
+
+    async def _reap_if_idle(self, room: str) -> None:
+        """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
+        `over_seconds`, or at the next scan once everyone left it): its lease, logs and
+        snapshot go; a finished game's record stays."""
+        actor = self.actors.get(room)
+        if actor is None or self.relay.interest.get(room, 0) > 0:
+            return
+        if not actor.core.closable(time.time(), self.idle_seconds, self.over_seconds):
+            return
+        redis = self._redis()
+        await redis.hdel(LOBBY, room)  # first: no other process takes it over now
+        await self.give_up(room, release_lease=True)
+        await redis.delete(snap_key(room), log_key(room), record_log_key(room))
+        self.rooms_closed += 1

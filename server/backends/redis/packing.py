@@ -1,0 +1,82 @@
+"""What crosses Redis, as MessagePack: room messages, forwarded commands and their answers.
+
+Room messages cross as the frames the local fan-out encodes anyway (`Packed`), so the
+process that receives them sends the same bytes on without encoding them again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from protocol.subprotocols import Encoding
+
+from ...room import Outgoing
+
+ENCODER = msgspec.msgpack.Encoder()
+DECODER = msgspec.msgpack.Decoder()
+
+
+class Packed(msgspec.Struct):
+    """A room message in the stream and on the event channel: its MessagePack frame as the
+    fan-out sends it (`m`), and the private variants by seat (`p`), embedded as they are."""
+
+    m: msgspec.Raw
+    p: dict[str, msgspec.Raw] = {}
+
+
+class Events(msgspec.Struct):
+    """One commit's messages on a room's event channel, and who committed them."""
+
+    sender: str = msgspec.field(name="from")
+    out: list[Packed] = []
+
+
+class Forwarded(msgspec.Struct):
+    """A command forwarded to the room's owner; `cmd` stays encoded until it is served."""
+
+    sender: str = msgspec.field(name="from")
+    rid: int
+    cmd: msgspec.Raw
+
+
+class Answer(msgspec.Struct, omit_defaults=True):
+    """The owner's answer to a forwarded command: a result, `retry`, or an error."""
+
+    rid: int
+    ok: bool
+    result: msgspec.Raw = msgspec.Raw(b"\xc0")
+    retry: bool = False
+    error: dict[str, Any] | None = None
+
+
+PACKED = msgspec.msgpack.Decoder(Packed)
+EVENTS = msgspec.msgpack.Decoder(Events)
+FORWARDED = msgspec.msgpack.Decoder(Forwarded)
+ANSWER = msgspec.msgpack.Decoder(Answer)
+
+
+def _frame(out: Outgoing, seat: int | None) -> msgspec.Raw:
+    return msgspec.Raw(out.frame(seat, Encoding.MSGPACK))
+
+
+def pack_outgoing(out: Outgoing) -> bytes:
+    """The frames the local fan-out encodes anyway, reused: no second encoding."""
+    return ENCODER.encode(Packed(_frame(out, None), {str(s): _frame(out, s) for s in out.private}))
+
+
+def unpack_outgoing(data: bytes | Packed) -> Outgoing:
+    packed = PACKED.decode(data) if isinstance(data, bytes) else data
+    private = {int(s): bytes(raw) for s, raw in packed.p.items()}
+    return Outgoing.from_msgpack(bytes(packed.m), private)
+
+
+def events_prefix(proc: str) -> bytes:
+    """How process `proc`'s event messages begin (msgspec keeps a map's order): a process
+    can tell its own commits on a channel without decoding them."""
+    return ENCODER.encode({"from": proc, "out": []})[:-1]
+
+
+def pack_events(proc: str, entries: list[bytes]) -> bytes:
+    return ENCODER.encode({"from": proc, "out": [msgspec.Raw(e) for e in entries]})

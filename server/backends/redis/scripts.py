@@ -1,0 +1,190 @@
+"""The Lua scripts that write a room, with named, typed arguments and named statuses.
+
+Each script binds its KEYS and ARGV to named locals on its first lines and answers with a
+status word; the functions here build those lists from typed arguments and turn the word
+into an enum, so no caller counts positions. Scripts run by their SHA1 (`Script`), and a
+script's every check comes before its first write: one that returns early changed nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .keys import lease_key, log_key, record_key, record_log_key, snap_key
+from .link import Link
+from .resp import Script
+
+
+class Renewal(enum.StrEnum):
+    RENEWED = "renewed"
+    """The lease is this process's and runs for another `ttl`."""
+    GONE = "gone"
+    """Nobody holds it (it lapsed, or Redis lost it): write the room back to hold it again."""
+    LOST = "lost"
+    """Another process holds it: that process runs the room now."""
+
+
+class Committed(enum.StrEnum):
+    WRITTEN = "written"
+    """Written, the lease held (or taken back), then published, then the reply kept."""
+    FENCED = "fenced"
+    """Not written: another process holds the lease, or the log is past this room's seq."""
+    BEHIND = "behind"
+    """Not written: the log (or the record's log) is behind the room, because Redis lost
+    it: write again with `rewrite`."""
+
+
+_RENEW = Script("""
+local lease = KEYS[1]
+local owner, ttl_ms = ARGV[1], ARGV[2]
+local holder = redis.call('get', lease)
+if holder == owner then
+  redis.call('pexpire', lease, ttl_ms)
+  return 'renewed'
+end
+if not holder then return 'gone' end
+return 'lost'
+""")
+
+_RELEASE = Script("""
+local lease = KEYS[1]
+local owner = ARGV[1]
+if redis.call('get', lease) ~= owner then return 'not held' end
+redis.call('del', lease)
+return 'released'
+""")
+
+_COMMIT = Script("""
+local lease, log, snap, record_key, record_log = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local reply_key = KEYS[6]
+local owner, lease_ms, history = ARGV[1], ARGV[2], ARGV[3]
+local snapshot, record, record_ttl = ARGV[4], ARGV[5], ARGV[6]
+local rewrite, seq = ARGV[7] == '1', tonumber(ARGV[8])
+local publish, channel, payload = ARGV[9], ARGV[10], ARGV[11]
+local record_done, record_new = tonumber(ARGV[12]), ARGV[13]
+local reply, reply_ms, reply_channel = ARGV[14], ARGV[15], ARGV[16]
+local ENTRIES = 17  -- then seq, message pairs in order
+
+local holder = redis.call('get', lease)
+if holder and holder ~= owner then return 'fenced' end
+local last = 0
+local top = redis.call('xrevrange', log, '+', '-', 'COUNT', 1)
+if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
+if last > seq then return 'fenced' end
+if rewrite then
+  redis.call('del', log)
+  last = 0
+else
+  local first = seq + 1
+  if #ARGV >= ENTRIES then first = tonumber(ARGV[ENTRIES]) end
+  if last < first - 1 then return 'behind' end
+  if record_done > 0 and redis.call('strlen', record_log) ~= record_done then
+    return 'behind'
+  end
+end
+redis.call('set', lease, owner, 'PX', lease_ms)
+if rewrite or record_done == 0 then
+  redis.call('set', record_log, record_new)
+elseif record_new ~= '' then
+  redis.call('append', record_log, record_new)
+end
+for i = ENTRIES, #ARGV, 2 do
+  if tonumber(ARGV[i]) > last then
+    redis.call('xadd', log, 'MAXLEN', '~', history, ARGV[i] .. '-1', 'm', ARGV[i + 1])
+  end
+end
+redis.call('set', snap, snapshot)
+if record ~= '' then redis.call('set', record_key, record, 'EX', record_ttl) end
+if payload ~= '' then redis.call(publish, channel, payload) end
+if reply ~= '' then
+  redis.call('set', reply_key, reply, 'PX', reply_ms)
+  redis.call(publish, reply_channel, reply)
+end
+return 'written'
+""")
+
+
+class RidingReply(msgspec.Struct):
+    """A forwarded command's answer that rides with the commit its command made: kept in
+    `key` and published on `channel` by the commit's own script."""
+
+    key: str
+    channel: str
+    data: bytes
+
+
+@dataclass(slots=True, kw_only=True)
+class CommitArgs:
+    """One fenced, atomic write of a room: its new log entries, snapshot and record."""
+
+    owner: str
+    lease_ms: int
+    history: int
+    """The log's length (approximate MAXLEN)."""
+    snapshot: bytes
+    seq: int
+    """The room's seq: the log may not be past it."""
+    entries: list[tuple[int, bytes]]
+    """(seq, packed message) in order."""
+    record: bytes = b""
+    """The whole record, once the game is over."""
+    record_ttl: int = 0
+    record_done: int = 0
+    """Bytes of the record's log Redis holds already (0: write it whole)."""
+    record_new: bytes = b""
+    """The record log's bytes after those."""
+    rewrite: bool = False
+    """The entries replace the log and the record's log (Redis lost them)."""
+    publish: str = "publish"
+    """`publish`, or `spublish` in a cluster."""
+    channel: str = ""
+    payload: bytes = b""
+    """Published on `channel` once written ('' publishes nothing)."""
+    reply: RidingReply | None = None
+    reply_ms: int = 0
+
+
+def _word(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
+    keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
+    keys.append(record_log_key(room))
+    reply = args.reply
+    if reply is not None:
+        keys.append(reply.key)
+    argv: list[Any] = [
+        args.owner,
+        args.lease_ms,
+        args.history,
+        args.snapshot,
+        args.record,
+        args.record_ttl,
+        1 if args.rewrite else 0,
+        args.seq,
+        args.publish,
+        args.channel,
+        args.payload,
+        args.record_done,
+        args.record_new,
+        b"" if reply is None else reply.data,
+        args.reply_ms,
+        "" if reply is None else reply.channel,
+    ]
+    for seq, entry in args.entries:
+        argv += [seq, entry]
+    return Committed(_word(await link.script(_COMMIT, keys, argv)))
+
+
+async def renew(link: Link, room: str, owner: str, ttl_ms: int) -> Renewal:
+    return Renewal(_word(await link.script(_RENEW, [lease_key(room)], [owner, ttl_ms])))
+
+
+async def release(link: Link, room: str, owner: str) -> bool:
+    """Give the lease up if `owner` holds it; True if it did."""
+    return _word(await link.script(_RELEASE, [lease_key(room)], [owner])) == "released"

@@ -1,0 +1,154 @@
+"""The durable side of the rooms a process owns: each commit, and the lobby entries.
+
+A commit is one fenced script (scripts.py): the room's new messages appended to its log,
+what its record gained appended to the record's log, the snapshot written, the lease held,
+and only then the messages published and the forwarded command's reply kept and
+published. What subscribers see is always committed, and one round trip does it all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from redis.exceptions import RedisError
+
+from ... import snapshot
+from ...room import RoomCore
+from .errors import Fenced
+from .keys import LOBBY, RECORD_TTL, event_channel
+from .link import Link
+from .packing import ENCODER, pack_outgoing
+from .scripts import CommitArgs, Committed, RidingReply, commit
+
+log = logging.getLogger("dicehall.redis")
+
+
+class RoomStore:
+    def __init__(
+        self,
+        link: Callable[[], Link],
+        proc: str,
+        *,
+        lease_ms: int,
+        history: int,
+        reply_ms: int,
+        cluster: bool,
+        restore_secret: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._link = link
+        self.proc = proc
+        self.lease_ms = lease_ms
+        self.history = history
+        self.reply_ms = reply_ms
+        self._publish = "spublish" if cluster else "publish"
+        self._restore_secret = restore_secret
+        """Called after Redis was found to have lost data: put the token secret back."""
+        self._writing: dict[str, asyncio.Lock] = {}
+        """One writer per room at a time: the actor's commits, lease upkeep, resyncs."""
+        self._lobby: dict[str, tuple[object, ...]] = {}
+        """Each owned room's `lobby_key` as last written: most commits leave it as it is."""
+        self._record_written: dict[str, int] = {}
+        """Each owned room's record log bytes already in Redis: a commit appends the rest."""
+
+    def forget(self, room: str) -> None:
+        """The room is no longer run here."""
+        self._writing.pop(room, None)
+        self._lobby.pop(room, None)
+        self._record_written.pop(room, None)
+
+    def forget_lobby(self) -> None:
+        """Redis may have lost the lobby: write every entry again at its next commit."""
+        self._lobby.clear()
+
+    def taken_over(self, room: str, record_log_bytes: int) -> None:
+        """A room taken over with this much of its record's log in Redis already."""
+        self._record_written[room] = record_log_bytes
+
+    async def persist(
+        self,
+        core: RoomCore,
+        entries: list[tuple[int, bytes]],
+        payload: bytes = b"",
+        reply: RidingReply | None = None,
+    ) -> None:
+        """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
+        `payload` (the messages for other processes) is published once they are written,
+        and `reply` after it.
+
+        Raises `Fenced` when another process runs the room now."""
+        backoff = 0.05
+        lock = self._writing.setdefault(core.id, asyncio.Lock())
+        while True:
+            try:
+                async with lock:
+                    status = await self._write(core, entries, payload, reply, rewrite=False)
+                    if status is Committed.BEHIND:  # Redis lost the log: write the room back
+                        log.warning("room %s: Redis lost its log; writing it back", core.id)
+                        self._lobby.pop(core.id, None)
+                        whole = [(o.seq, pack_outgoing(o)) for o in core.log]
+                        status = await self._write(core, whole, payload, reply, rewrite=True)
+                        await self._restore_secret()
+                if status is Committed.FENCED:
+                    raise Fenced(core.id)
+                await self._list(core)
+                return
+            except RedisError as exc:
+                log.warning("redis commit of room %s failed: %s", core.id, exc)
+                await asyncio.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
+
+    async def _list(self, core: RoomCore) -> None:
+        """Keep the room's lobby entry as the room is (gone once the game is over)."""
+        key = core.lobby_key()
+        if self._lobby.get(core.id) == key:
+            return
+        link = self._link()
+        if core.status == "over":
+            await link.command("HDEL", LOBBY, core.id)
+        else:
+            await link.command("HSET", LOBBY, core.id, ENCODER.encode(core.info()))
+        self._lobby[core.id] = key
+
+    async def _write(
+        self,
+        core: RoomCore,
+        entries: list[tuple[int, bytes]],
+        payload: bytes,
+        reply: RidingReply | None,
+        rewrite: bool,
+    ) -> Committed:
+        """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
+        record = b""
+        if core.status == "over" and core.record is not None:
+            record = msgspec.json.encode(core.record)
+        record_log = core.record_log.data
+        size = len(record_log)
+        done = 0 if rewrite else min(self._record_written.get(core.id, 0), size)
+        status = await commit(
+            self._link(),
+            core.id,
+            CommitArgs(
+                owner=self.proc,
+                lease_ms=self.lease_ms,
+                history=self.history,
+                snapshot=ENCODER.encode(snapshot.dump(core)),
+                seq=core.seq,
+                entries=entries,
+                record=record,
+                record_ttl=RECORD_TTL,
+                record_done=done,
+                record_new=bytes(record_log[done:]),
+                rewrite=rewrite,
+                publish=self._publish,
+                channel=event_channel(core.id),
+                payload=payload,
+                reply=reply,
+                reply_ms=self.reply_ms,
+            ),
+        )
+        if status is Committed.WRITTEN:
+            self._record_written[core.id] = size
+        return status

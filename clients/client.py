@@ -206,6 +206,9 @@ class _Link:
     goodbye: Goodbye | None = None
     fatal: BaseException | None = None
     closed: bool = False
+    successor: asyncio.Future[_Link | None] | None = None
+    """Set while the client moves from this link to a room's own server: the link that
+    takes over (None: the move failed after this link was closed; reconnect)."""
 
 
 def http_url(url: str, path: str = "") -> str:
@@ -218,6 +221,11 @@ def http_url(url: str, path: str = "") -> str:
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
     base = parts.path[: -len("/ws")] if parts.path.endswith("/ws") else parts.path.rstrip("/")
     return urlunsplit((scheme, parts.netloc, base + path, "", ""))
+
+
+def _retired(link: _Link) -> bool:
+    """(A function, so that a type checker reads the attribute anew after an await.)"""
+    return link.closed
 
 
 def _describe(exc: BaseException) -> str:
@@ -244,7 +252,9 @@ class Client:
     reconnecting gives up after `reconnect_timeout` seconds. `request_timeout` bounds the
     wait for each reply (None: wait as long as the connection lives). `features`: the
     optional protocol features to ask for in every `hello` (docs/protocol.md); those the
-    server turned on are in `hello.features`.
+    server turned on are in `hello.features`. `follow`: move to the server process that
+    runs the rooms this client is in when a reply names it (docs/protocol.md, "Following a
+    room to its server"), falling back to `urls` when it cannot be reached.
     """
 
     def __init__(
@@ -262,9 +272,11 @@ class Client:
         request_timeout: float | None = 30.0,
         limits: ReaderLimits | None = None,
         features: Sequence[str] = (),
+        follow: bool = True,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
         self.features = list(features)
+        self.follow = follow
         if not self.urls:
             raise ValueError("give at least one server URL")
         self.name = name
@@ -289,6 +301,13 @@ class Client:
         """Round trip of the latest heartbeat `ping`, seconds."""
         self.clock_offset_ms: float | None = None
         """Server clock minus client clock, from the latest `ping` (for countdowns)."""
+        self.moves = 0
+        """Times the client moved to a room's own server."""
+        self._owners: dict[str, str | None] = {}
+        """Where each room's server takes connections, as the latest reply said."""
+        self._followed: str | None = None
+        """The server moved to last: reconnects try it first."""
+        self._moving: asyncio.Task[None] | None = None
         self._url_index = 0
         self._tokens: dict[str, str] = dict(tokens or {})
         self._seats: dict[str, int] = {}
@@ -331,6 +350,10 @@ class Client:
         """Close the socket (1000) and stop reconnecting; `messages()` then ends."""
         self._closing = True
         link = self._link
+        if self._moving is not None and not self._moving.done():
+            self._moving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._moving
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -479,7 +502,9 @@ class Client:
             name=name,
             autostart=autostart,
         )
-        return (await self._typed(req, R.CreateResult)).room
+        info = (await self._typed(req, R.CreateResult)).room
+        self._consider(None, info.url)
+        return info
 
     async def join(
         self, room: str, seat: int | None = None, name: str | None = None
@@ -488,11 +513,13 @@ class Client:
         result = await self._typed(C.Join(id=0, room=room, seat=seat, name=name), R.JoinResult)
         self._tokens[result.room] = result.token
         self._seats[result.room] = result.seat
+        self._consider(result.room, result.url)
         return result
 
     async def spectate(self, room: str) -> None:
-        await self._typed(C.Spectate(id=0, room=room), R.Empty)
+        result = await self._typed(C.Spectate(id=0, room=room), R.SpectateResult)
         self._watching.add(room)
+        self._consider(room, result.url)
 
     async def leave(self, room: str) -> None:
         await self._typed(C.Leave(id=0, room=room), R.Empty)
@@ -579,9 +606,10 @@ class Client:
         limits = conn.welcome.limits
         return _Link(url, ws, conn, conn.welcome, Pacer(limits.rate, limits.burst))
 
-    async def _attach(self, link: _Link) -> None:
+    async def _attach(self, link: _Link, handover: _Link | None = None) -> None:
         """Start reading, say `hello` with the seat tokens held, resume every room; only
-        then do callers' requests go out on this link."""
+        then do callers' requests go out on this link. With `handover` (a move), the seats
+        are taken over first and that link is closed before the rooms resume here."""
         loop = asyncio.get_running_loop()
         link.reader = loop.create_task(self._read(link), name=f"dicehall-read {link.url}")
         try:
@@ -601,6 +629,9 @@ class Client:
             self.hello = result
             for index in result.rejected:
                 self._lose(rooms[index], "the server refused the seat token")
+            if handover is not None:
+                await self._retire(handover)
+                link.conn.adopt(handover.conn.last_seqs)
             for held in result.seats:
                 self._seats[held.room] = held.seat
                 await self._resume(link, held.room)
@@ -628,6 +659,67 @@ class Client:
         assert isinstance(result, R.ResumeResult)
         self.resumes.append(Resumed(room, last, result.mode, result.seq))
         log.info("resumed %s after seq %d: %s up to %d", room, last, result.mode, result.seq)
+        self._consider(room, result.url)
+
+    # --- following rooms to their server ---------------------------------------------------
+
+    def _consider(self, room: str | None, url: str | None) -> None:
+        """A reply said where `room` (None: a room just created) is run: move there if
+        every room this client is in is run there too."""
+        if room is not None:
+            self._owners[room] = url
+        link = self._link
+        if not self.follow or url is None or (link is not None and link.url == url):
+            return
+        rooms = set(self._tokens) | self._watching
+        if any(self._owners.get(r) != url for r in rooms):
+            return  # rooms elsewhere too: stay, the server forwards
+        if self._moving is None or self._moving.done():
+            self._moving = asyncio.get_running_loop().create_task(
+                self._move(url), name=f"dicehall-move {url}"
+            )
+
+    async def _move(self, url: str) -> None:
+        """Open a link to `url`, take the seats over there, close the old link, resume
+        there. If `url` cannot be reached the client stays where it is."""
+        await self._ready.wait()  # (after a reconnect's resumes, or a move, has finished)
+        old = self._link
+        if old is None or old.closed or old.url == url or self._closing:
+            return
+        try:
+            new = await self._open(url)
+        except ConnectError as exc:
+            log.warning("staying on %s: %s", old.url, exc)
+            return
+        self._ready.clear()  # new requests wait for the new link
+        if old.waiters:  # those already sent are answered on the old one
+            await asyncio.wait(list(old.waiters.values()), timeout=self.open_timeout)
+        successor: asyncio.Future[_Link | None] = asyncio.get_running_loop().create_future()
+        old.successor = successor
+        try:
+            await self._attach(new, handover=old)
+        except (ClientError, E.ProtocolError) as exc:
+            log.warning("could not move to %s: %s", url, _describe(exc))
+            if old.successor is successor and _retired(old):
+                successor.set_result(None)  # half way: the supervisor reconnects
+            else:
+                old.successor = None
+                self._ready.set()
+            return
+        self.moves += 1
+        self._followed = url
+        log.info("moved to %s, where the rooms are run", url)
+        successor.set_result(new)
+
+    async def _retire(self, link: _Link) -> None:
+        """Close a link that hands over to another: its reader ends by itself."""
+        self._mark_closed(link)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(self.open_timeout):
+                await link.ws.close()
+        if link.reader is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(link.reader), self.open_timeout)
 
     async def _drop(self, link: _Link) -> None:
         """Tear a link down: socket closed, its tasks stopped, in-flight requests failed."""
@@ -770,6 +862,12 @@ class Client:
             while True:
                 assert link.reader is not None
                 await link.reader
+                if link.successor is not None:  # a move: the next link takes over
+                    new = await link.successor
+                    await self._drop(link)
+                    if new is not None:
+                        link = new
+                        continue
                 self._ready.clear()
                 self._link = None
                 self._last_seqs = link.conn.last_seqs
@@ -808,8 +906,11 @@ class Client:
         attempt = 0
         while True:
             await asyncio.sleep(delay)
-            self._url_index = (self._url_index + 1) % len(self.urls)
-            url = self.urls[self._url_index]
+            if self._followed is not None:  # where the rooms were run: first, once
+                url, self._followed = self._followed, None
+            else:
+                self._url_index = (self._url_index + 1) % len(self.urls)
+                url = self.urls[self._url_index]
             try:
                 link = await self._open(url)
                 await self._attach(link)
@@ -847,6 +948,7 @@ class Client:
         log.warning("lost room %s: %s", room, reason)
 
     def _forget(self, room: str) -> None:
+        self._owners.pop(room, None)
         self._tokens.pop(room, None)
         self._seats.pop(room, None)
         self._watching.discard(room)

@@ -82,6 +82,12 @@ class ClientConnection:
         """The last room message delivered for `room`: what `resume` sends."""
         return self._seqs.get(room)
 
+    def adopt(self, last_seqs: Mapping[str, int]) -> None:
+        """Go on where another connection of the same client left its rooms (a client
+        moving to a room's own server): what arrives at or below these seqs is a repeat."""
+        for room, seq in last_seqs.items():
+            self._seqs[room] = max(seq, self._seqs.get(room, seq))
+
     def forget(self, room: str) -> None:
         """Stop tracking a room (after leaving it)."""
         self._seqs.pop(room, None)

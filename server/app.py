@@ -72,6 +72,11 @@ class Server:
         self.transports = self.metrics.transports
 
     def _backend(self) -> Backend:
+        backend = self._new_backend()
+        backend.public_url = self.config.public_url
+        return backend
+
+    def _new_backend(self) -> Backend:
         config = self.config
         if config.redis is None:
             return MemoryBackend(

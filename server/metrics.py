@@ -104,6 +104,11 @@ class _Readings(Collector):
             "Turn windows closed by their deadline rather than by every answer.",
             value=stats["windows_expired"],
         )
+        for key, doc in (
+            ("commands_forwarded", "Commands sent over Redis to the process that runs the room."),
+            ("commands_served", "Commands run for another process (sent over Redis)."),
+        ):
+            yield CounterMetricFamily(f"dicehall_{key}_total", doc, value=stats.get(key, 0))
         yield CounterMetricFamily(
             "dicehall_room_messages_sent_total",
             "Room messages (events, windows...) written to sockets.",

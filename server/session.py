@@ -302,7 +302,9 @@ class Session:
         self._take(room, seat)
         token = self.services.signer.issue(room, seat, nonce)
         sync = await self.services.backend.call(room, SyncCmd(seat=seat))
-        return R.JoinResult(room=room, seat=seat, token=token), lambda: self._release(room, sync)
+        url = await self.services.backend.owner_url(room)
+        result = R.JoinResult(room=room, seat=seat, token=token, url=url)
+        return result, lambda: self._release(room, sync)
 
     async def _spectate(self, req: C.Spectate) -> tuple[msgspec.Struct, Any]:
         room = req.room
@@ -315,7 +317,8 @@ class Session:
             self._unhold(room)
             raise
         self.watching.add(room)
-        return R.Empty(), lambda: self._release(room, sync)
+        url = await self.services.backend.owner_url(room)
+        return R.SpectateResult(url=url), lambda: self._release(room, sync)
 
     async def _resume(self, req: C.Resume) -> tuple[msgspec.Struct, Any]:
         room = req.room
@@ -341,7 +344,9 @@ class Session:
             raise
         self.claimed.discard(room)
         result = R.ResumeResult(
-            mode="events" if sync.messages is not None else "snapshot", seq=sync.seq
+            mode="events" if sync.messages is not None else "snapshot",
+            seq=sync.seq,
+            url=await self.services.backend.owner_url(room),
         )
         return result, lambda: self._release(room, sync)
 

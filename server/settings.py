@@ -55,6 +55,16 @@ class Config:
         env="DICEHALL_HOST",
     )
     port: int = setting(8000, "TCP port to listen on.", flag="--port", env="DICEHALL_PORT")
+    public_url: str | None = setting(
+        None,
+        "This process's own WebSocket URL as clients reach it (`wss://play.example.org/p/a/ws`,"
+        " a path the proxy routes to this process alone). Replies that seat a client in a"
+        " room run here carry it, and clients that follow move there: no hop between"
+        " processes. Unset: never advertised.",
+        flag="--public-url",
+        env="DICEHALL_PUBLIC_URL",
+        metavar="URL",
+    )
     redis: str | None = setting(
         None,
         "Redis URL (`redis://[user:password@]host:6379/0`, `rediss://` for TLS). Set:"

@@ -18,6 +18,7 @@ from .fields import (
     RoomName,
     Seat,
     SeatCount,
+    ServerUrl,
     Text,
     Word,
 )
@@ -133,6 +134,10 @@ class RoomInfo(msgspec.Struct, kw_only=True):
     host: Seat | None = None
     """The seat of the room's host, the one who starts the game and adds bots; null while
     no seat hosts (the creator has not sat down, or no person sits since the host left)."""
+    url: ServerUrl | None = None
+    """Where the server process that runs the room takes connections (docs/protocol.md,
+    "Following a room to its server"): in `rooms` entries and `create`'s reply, when the
+    deployment advertises its processes' addresses; null in room messages."""
 
 
 class HeldSeat(msgspec.Struct, kw_only=True):

@@ -51,6 +51,15 @@ Token = Annotated[
     str,
     Meta(min_length=1, max_length=L.MAX_TOKEN, pattern=r"^[\x21-\x7e]+$", description="Opaque."),
 ]
+ServerUrl = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=L.MAX_URL,
+        pattern=r"^wss?://[\x21-\x7e]+$",
+        description="A WebSocket URL (ws:// or wss://) of one server process.",
+    ),
+]
 ChatText = Annotated[str, Meta(min_length=1, max_length=L.MAX_CHAT, pattern=_PRINTABLE)]
 Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
 Text = str

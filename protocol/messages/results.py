@@ -36,6 +36,7 @@ from .fields import (
     RoomId,
     Seat,
     Seq,
+    ServerUrl,
     Token,
     UnixMillis,
     WindowId,
@@ -68,12 +69,20 @@ class CreateResult(Result):
     room: RoomInfo
 
 
-class JoinResult(Result):
-    """Keep `token`: `hello` takes it to give the seat back after a reconnect."""
+class JoinResult(Result, omit_defaults=True):
+    """Keep `token`: `hello` takes it to give the seat back after a reconnect. `url`: where
+    the room's server process takes connections (null: nowhere else to go)."""
 
     room: RoomId
     seat: Seat
     token: Token
+    url: ServerUrl | None = None
+
+
+class SpectateResult(Result, omit_defaults=True):
+    """`url`: where the room's server process takes connections (null: nowhere else)."""
+
+    url: ServerUrl | None = None
 
 
 class Empty(Result):
@@ -98,11 +107,13 @@ class LegalResult(Result):
     view: JsonMap | None
 
 
-class ResumeResult(Result):
+class ResumeResult(Result, omit_defaults=True):
     """`events`: the missed messages follow, up to `seq`; `snapshot`: a snapshot follows."""
 
     mode: Literal["events", "snapshot"]
     seq: Seq
+    url: ServerUrl | None = None
+    """Where the room's server process takes connections (null: nowhere else to go)."""
 
 
 class PingResult(Result):
@@ -121,7 +132,7 @@ RESULTS: dict[type[Request], type[Result]] = {
     Rooms: RoomsResult,
     Create: CreateResult,
     Join: JoinResult,
-    Spectate: Empty,
+    Spectate: SpectateResult,
     Leave: Empty,
     Start: StartResult,
     AddBots: AddBotsResult,

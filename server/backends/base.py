@@ -61,6 +61,8 @@ def new_room_id() -> str:
 class Backend(ABC):
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
+        self.public_url: str | None = None
+        """Where clients reach this process directly (`--public-url`), if advertised."""
 
     @abstractmethod
     async def start(self) -> None:
@@ -95,6 +97,17 @@ class Backend(ABC):
     @abstractmethod
     async def call(self, room: str, cmd: Command[R]) -> R:
         """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
+
+    async def owner_url(self, room: str) -> str | None:
+        """Where the process that runs `room` takes connections (None: not advertised, or
+        not known now). Never raises: a client that is not told stays where it is."""
+        return self.public_url
+
+    def advertised(self, info: RoomInfo) -> RoomInfo:
+        """A lobby entry of a room this process runs, with where to reach it."""
+        if self.public_url is None:
+            return info
+        return msgspec.structs.replace(info, url=self.public_url)
 
     @abstractmethod
     async def record(self, room: str) -> dict[str, Any] | None:

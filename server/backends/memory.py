@@ -96,7 +96,7 @@ class MemoryBackend(Backend):
         )
         self._actors[room_id] = actor
         actor.start()
-        return core.info()
+        return self.advertised(core.info())
 
     async def _commit(self, core: RoomCore, out: list[Outgoing], _rider: object) -> None:
         self._commit_now(core, out)
@@ -120,7 +120,7 @@ class MemoryBackend(Backend):
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
         cores = [a.core for a in self._actors.values()]
         return [
-            c.info()
+            self.advertised(c.info())
             for c in sorted(cores, key=lambda c: -c.last_activity)
             if c.public and (game is None or c.game.name == game)
         ]

@@ -26,8 +26,10 @@ DICEHALL = {
     "dicehall_slow_consumers_dropped_total": "counter",
     "dicehall_errors_total": "counter",
     "dicehall_websocket_connections_total": "counter",
+    "dicehall_commands_forwarded_total": "counter",
+    "dicehall_commands_served_total": "counter",
 }
-"""Every name /metrics served before prometheus_client, with its type now."""
+"""Every name /metrics serves, with its type."""
 
 STATS = {"rooms": 3, "rooms_playing": 2, "seats_taken": 7, "windows_expired": 0}
 
@@ -85,7 +87,7 @@ def test_sample_names_are_the_same_as_before_without_created() -> None:
 
 
 def test_counters_and_gauges_are_exposed_exactly() -> None:
-    stats = {**STATS, "windows_expired": 1_234_567}
+    stats = {**STATS, "windows_expired": 1_234_567, "commands_forwarded": 12}
     metrics = standalone(stats, connections=1_234_567)
     metrics.slow_dropped.inc(1_234_567)
     metrics.errors.labels("internal").inc(1_234_567)
@@ -97,6 +99,8 @@ def test_counters_and_gauges_are_exposed_exactly() -> None:
     assert values["dicehall_slow_consumers_dropped_total"] == 1_234_567
     assert values["dicehall_windows_closed_by_deadline_total"] == 1_234_567
     assert values["dicehall_connections"] == 1_234_567
+    assert values["dicehall_commands_forwarded_total"] == 12
+    assert values["dicehall_commands_served_total"] == 0  # (the memory backend: no hop)
     assert values['dicehall_errors_total{name="internal"}'] == 1_234_568
     assert values['dicehall_websocket_connections_total{transport="fast"}'] == 2
     assert values["dicehall_rooms"] == 3

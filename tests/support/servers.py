@@ -62,9 +62,13 @@ def running_server(
     env: dict[str, str] | None = None,
     command: Sequence[str] = (sys.executable, "-m", "clients.cli"),
     cwd: Path = ROOT,
+    advertise: bool = False,
 ) -> Iterator[ServerProcess]:
-    """`dicehall serve ARGS` on a free port (`command` is how to run `dicehall`)."""
+    """`dicehall serve ARGS` on a free port (`command` is how to run `dicehall`);
+    `advertise`: with `--public-url` its own WebSocket URL."""
     port = free_port()
+    if advertise:
+        args = (*args, "--public-url", Listener(port).ws)
     proc = subprocess.Popen(
         [
             *command,

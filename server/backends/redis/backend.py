@@ -43,7 +43,7 @@ from ..base import Backend, RoomSpec, new_room_id
 from .bus import CommandBus
 from .errors import Retry
 from .health import Health
-from .keys import LOBBY, SECRET, record_key, room_of
+from .keys import LOBBY, SECRET, lease_key, process_key, record_key, room_of
 from .leases import Leases
 from .link import ClusterLink, Link, StandaloneLink
 from .packing import DECODER, EVENTS, events_prefix, unpack_outgoing
@@ -99,6 +99,7 @@ class RedisBackend(Backend):
             reply_ms=reply_ms,
             cluster=cluster,
             restore_secret=self._restore_secret,
+            advertised=self.advertised,
         )
         self.relay = EventRelay(hub, lambda: self.link, lambda: self.redis, self.owns, self._spawn)
         self.leases = Leases(
@@ -114,7 +115,10 @@ class RedisBackend(Backend):
             over_seconds=min(over_seconds, idle_seconds),
             spawn_bot=spawn_bot,
             drop_bots=drop_bots,
+            public_url=lambda: self.public_url,
         )
+        self._urls: dict[str, str | None] = {}
+        """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
         self._bus: CommandBus | None = None
 
@@ -183,6 +187,7 @@ class RedisBackend(Backend):
             cluster=self.cluster,
         )
         await self.link.subscribe(self.bus.replies)
+        await self.leases.advertise()
         self.health.subscribed = True
         for job in (self.leases.keep(), self.leases.scan(), self.health.watch()):
             self._tasks.append(asyncio.get_running_loop().create_task(job))
@@ -276,7 +281,27 @@ class RedisBackend(Backend):
                 core = spec.core(new_room_id(), self.history)
                 core.last_activity = time.time()
                 if await self.leases.create(core):
-                    return core.info()
+                    return self.advertised(core.info())
+
+    async def owner_url(self, room: str) -> str | None:
+        if room in self.leases.actors:
+            return self.public_url
+        try:
+            async with asyncio.timeout(self.reply_timeout):
+                proc = self.bus.owner_of(room)
+                if proc is None:
+                    raw = await self.redis.get(lease_key(room))
+                    if raw is None:
+                        return None
+                    proc = raw.decode()
+                if proc not in self._urls:
+                    if len(self._urls) >= 1000:
+                        self._urls.clear()
+                    url = await self.redis.get(process_key(proc))
+                    self._urls[proc] = None if url is None else url.decode()
+                return self._urls[proc]
+        except (RedisError, TimeoutError):
+            return None  # the client stays where it is: its requests are forwarded
 
     async def call(self, room: str, cmd: Command[R]) -> R:
         """Run `cmd` on the owner, waiting (within about two leases) while the room moves
@@ -376,4 +401,6 @@ class RedisBackend(Backend):
             "windows_expired": self.leases.windows_expired.value,
             "rooms_closed": self.leases.rooms_closed,
             "takeovers": self.leases.takeovers,
+            "commands_forwarded": 0 if self._bus is None else self._bus.forwarded,
+            "commands_served": 0 if self._bus is None else self._bus.served,
         }

@@ -106,8 +106,17 @@ class CommandBus:
         running): one sent twice runs once, and the second gets the answer again (the first
         may have been lost, with Redis's data even)."""
         self._ids = itertools.count(1)
+        self.forwarded = 0
+        """Commands this process sent to another's room (a counter: it never goes down)."""
+        self.served = 0
+        """Commands this process ran for another (each (process, rid) once)."""
 
     # --- the asking side ---------------------------------------------------------------
+
+    def owner_of(self, room: str) -> str | None:
+        """The process last known to run `room` (None: not known here)."""
+        owner = self._owners.get(room)
+        return None if owner is None else owner.decode()
 
     def forget_owner(self, room: str) -> None:
         self._owners.pop(room, None)
@@ -134,6 +143,7 @@ class CommandBus:
                 self._owners.clear()
             self._owners[room] = owner
         rid = next(self._ids)
+        self.forwarded += 1
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._pending[rid] = (fut, type(cmd))
         data = ENCODER.encode({"from": self.proc, "rid": rid, "cmd": cmd})
@@ -251,6 +261,7 @@ class CommandBus:
                 await self._send_answer(to, done)
             return
         self._served[key] = None
+        self.served += 1
         while len(self._served) > 1000:
             self._served.popitem(last=False)
         rode = False

@@ -50,6 +50,11 @@ def event_channel(room: str) -> str:
     return f"dh:{{{room}}}:ev"
 
 
+def process_key(proc: str) -> str:
+    """Where process `proc` takes connections (its `--public-url`), while it runs."""
+    return f"dh:proc:{proc}:url"
+
+
 def reply_channel(proc: str) -> str:
     """Where owners answer the commands process `proc` forwarded."""
     return f"dh:{{proc-{proc}}}:reply"

@@ -25,7 +25,15 @@ from ... import snapshot
 from ...actor import BotSpawner, RoomActor, Tally
 from ...room import Outgoing, RoomCore
 from .errors import Fenced
-from .keys import LOBBY, command_channel, lease_key, log_key, record_log_key, snap_key
+from .keys import (
+    LOBBY,
+    command_channel,
+    lease_key,
+    log_key,
+    process_key,
+    record_log_key,
+    snap_key,
+)
 from .link import Link
 from .packing import DECODER, pack_events, pack_outgoing, unpack_outgoing
 from .relay import EventRelay
@@ -51,6 +59,7 @@ class Leases:
         over_seconds: float,
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
+        public_url: Callable[[], str | None],
     ) -> None:
         self.proc = proc
         self._link = link
@@ -64,6 +73,7 @@ class Leases:
         self.over_seconds = over_seconds
         self.spawn_bot = spawn_bot
         self.drop_bots = drop_bots
+        self._public_url = public_url
         self.actors: dict[str, RoomActor] = {}
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
@@ -183,10 +193,19 @@ class Leases:
 
     # --- upkeep ------------------------------------------------------------------------
 
+    async def advertise(self) -> None:
+        """Say where this process takes connections, for as long as it keeps its leases."""
+        url = self._public_url()
+        if url is not None:
+            await self._link().command("SET", process_key(self.proc), url, "PX", 3 * self.lease_ms)
+
     async def keep(self) -> None:
-        """Renew the leases of the rooms owned here, a third of a lease apart."""
+        """Renew the leases of the rooms owned here, a third of a lease apart (and the
+        process's advertised address with them)."""
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
+            with contextlib.suppress(RedisError):
+                await self.advertise()
             owned = list(self.actors.items())
             renewals = [
                 renew(self._link(), room, self.proc, self.lease_ms) for room, _ in owned

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 from redis.exceptions import RedisError
 
+from protocol.messages.common import RoomInfo
+
 from ... import snapshot
 from ...room import RoomCore
 from .errors import Fenced
@@ -37,6 +39,7 @@ class RoomStore:
         reply_ms: int,
         cluster: bool,
         restore_secret: Callable[[], Awaitable[None]],
+        advertised: Callable[[RoomInfo], RoomInfo],
     ) -> None:
         self._link = link
         self.proc = proc
@@ -45,6 +48,8 @@ class RoomStore:
         self.reply_ms = reply_ms
         self._publish = "spublish" if cluster else "publish"
         self._restore_secret = restore_secret
+        self._advertised = advertised
+        """A lobby entry with where to reach the room's process."""
         """Called after Redis was found to have lost data: put the token secret back."""
         self._writing: dict[str, asyncio.Lock] = {}
         """One writer per room at a time: the actor's commits, lease upkeep, resyncs."""
@@ -109,7 +114,8 @@ class RoomStore:
         if core.status == "over":
             await link.command("HDEL", LOBBY, core.id)
         else:
-            await link.command("HSET", LOBBY, core.id, ENCODER.encode(core.info()))
+            entry = ENCODER.encode(self._advertised(core.info()))
+            await link.command("HSET", LOBBY, core.id, entry)
         self._lobby[core.id] = key
 
     async def _write(

@@ -228,6 +228,7 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         server_pids=args.server_pid or [],
         clock_offset_ms=args.clock_offset_ms,
+        follow=not args.no_follow,
     )
     try:
         report = run_loadtest(cfg, progress_printer())
@@ -397,6 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the same with the seat's view in each reply; pass: answer pass when allowed",
     )
     s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
+    s.add_argument(
+        "--no-follow",
+        action="store_true",
+        help="keep each seat on its --url even when the room is run by another process "
+        "(measures forwarding over Redis; default: seats move to the room's process)",
+    )
     s.add_argument("--server-pid", type=int, action="append", help="sample this server process")
     s.add_argument(
         "--clock-offset-ms",

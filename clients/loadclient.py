@@ -81,6 +81,8 @@ class Incoming(msgspec.Struct):
 
 class RoomRef(msgspec.Struct):
     room: str
+    url: str | None = None
+    """Where the process that runs the room takes connections (when advertised)."""
 
 
 class CreateResult(msgspec.Struct):

@@ -95,6 +95,9 @@ class LoadConfig:
     """None: measure with `ping` (and use 0 when within its error); else this offset."""
     connect_concurrency: int = 64
     seed: int = 0
+    follow: bool = True
+    """Seats move to the process that runs their room (docs/protocol.md, "Following a room
+    to its server") before they join it; False keeps each on its URL (forwarding)."""
 
 
 class LoadTestError(Exception):
@@ -186,6 +189,8 @@ class Interval:
         self.games = 0
         self.windows = 0
         self.windows_expired = 0
+        self.moves = 0
+        """Seats moved to the process that runs their next room."""
         self.errors: Counter[str] = Counter()
         self.disconnects: Counter[str] = Counter()
 
@@ -199,6 +204,7 @@ class Interval:
             "games": self.games,
             "windows": self.windows,
             "windows_expired": self.windows_expired,
+            "moves": self.moves,
             "errors": dict(self.errors),
             "disconnects": dict(self.disconnects),
         }
@@ -207,7 +213,8 @@ class Interval:
     def from_wire(cls, data: dict[str, Any]) -> Interval:
         iv = cls(data["index"])
         iv.hists = {k: Hist.from_state(v) for k, v in data["hists"].items()}
-        for key in ("deliveries", "bytes", "rolls", "games", "windows", "windows_expired"):
+        keys = ("deliveries", "bytes", "rolls", "games", "windows", "windows_expired", "moves")
+        for key in keys:
             setattr(iv, key, data[key])
         iv.errors = Counter(data["errors"])
         iv.disconnects = Counter(data["disconnects"])
@@ -222,6 +229,7 @@ class Interval:
         self.games += other.games
         self.windows += other.windows
         self.windows_expired += other.windows_expired
+        self.moves += other.moves
         self.errors.update(other.errors)
         self.disconnects.update(other.disconnects)
 
@@ -242,6 +250,8 @@ class Seat:
         self.room: str | None = None
         self.playing = False
         self.welcome: asyncio.Future[Incoming] = asyncio.get_running_loop().create_future()
+        self.closed = asyncio.Event()
+        """Set once its socket is closed (until it connects again)."""
         self._ids = 0
         self._pending: dict[int, tuple[str, int, Callable[[Incoming], None] | None]] = {}
         self._goodbye: int | None = None
@@ -249,6 +259,9 @@ class Seat:
         """The room's last seq seen (from the join's snapshot on): a jump is an error."""
         self.lean = False
         """`legal_without_view` is on: `legal` is asked without the view."""
+        self.moving = False
+        """Its socket is being replaced by one to the room's process: not a disconnect."""
+        self.moves = 0
 
     # --- Sink --------------------------------------------------------------------------
 
@@ -312,7 +325,8 @@ class Seat:
             if then is not None:
                 then(Incoming(type="reply", ok=False))
         self._pending.clear()
-        if not self.worker.stopping:
+        self.closed.set()
+        if not self.worker.stopping and not self.moving:
             why = code if code is not None else self._goodbye
             self.worker.current.disconnects[str(why) if why is not None else "dropped"] += 1
         self.worker.closed_one()
@@ -432,6 +446,10 @@ class Table:
         created = host.codec.result(reply.result, CreateResult)
         assert isinstance(created, CreateResult)
         room = self.room = created.room.room
+        owner = created.room.url
+        if cfg.follow and owner is not None:  # between games: a fresh socket, then join
+            moving = [s for s in self.seats if s.url != owner]
+            await asyncio.gather(*(self.worker.move(s, owner) for s in moving))
         self._opened.clear()
         self._last_act.clear()
         for seat in self.seats:
@@ -586,8 +604,30 @@ class Worker:
         self.pipe.send(("interval", done.to_wire()))
         self._tick(start, index + 1)
 
+    async def move(self, seat: Seat, url: str) -> None:
+        """Reconnect `seat` to `url` (where its next room is run); where that cannot be
+        reached, back to where it was (the server forwards)."""
+        old, seat.url = seat.url, url
+        if seat.ws is not None:
+            seat.moving = True
+            seat.ws.close()
+            await seat.closed.wait()
+            seat.moving = False
+        seat.welcome = self.loop.create_future()
+        try:
+            await self._connect(seat, asyncio.Semaphore(1))
+        except (OSError, TimeoutError, LoadTestError) as exc:
+            self.current.errors[f"move:{type(exc).__name__}"] += 1
+            seat.url = old
+            seat.welcome = self.loop.create_future()
+            await self._connect(seat, asyncio.Semaphore(1))
+            return
+        seat.moves += 1
+        self.current.moves += 1
+
     async def _connect(self, seat: Seat, limit: asyncio.Semaphore) -> None:
         async with limit:
+            seat.closed.clear()
             seat.ws = await open_socket(seat.url, self.codec.subprotocol, seat)
             self._open += 1
             self._all_closed.clear()
@@ -1095,6 +1135,7 @@ def _report(
         "windows": totals.windows,
         "windows_expired": totals.windows_expired,
         "games_finished": whole.games,
+        "moves": whole.moves,
         "errors": dict(errors),
         "error_count": sum(errors.values()),
         "disconnects": dict(disconnects),
@@ -1168,7 +1209,8 @@ def format_table(report: dict[str, Any]) -> str:
         f"{report['games_finished']} games finished; {report['windows_expired']} of "
         f"{report['windows']} windows closed by their deadline",
         f"errors             {report['error_count']} {report['errors'] or ''}",
-        f"disconnects        {sum(report['disconnects'].values())} {report['disconnects'] or ''}",
+        f"disconnects        {sum(report['disconnects'].values())} {report['disconnects'] or ''}"
+        f"; {report['moves']} seats moved to their room's process",
         f"server             {server['name']} (sampled from {server['source']}): "
         f"cpu {num(server['cpu_percent'], '.1f')}% of a core (waited for one "
         f"{num(server['cpu_wait_percent'], '.1f')}%), "

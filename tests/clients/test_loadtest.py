@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.helpers import metrics
 from tests.e2e.wire import JSON, MSGPACK, RawClient
+from tests.support.redis import RedisServer
 from tests.support.servers import ROOT, ServerProcess, free_port, running_server
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -194,3 +196,33 @@ async def test_live_room_messages_carry_one_stamp_per_message_for_those_who_aske
     assert all("sent_us" not in m for s in streams for m in s if m["type"] == "snapshot")
     for client in (ada, bo, cy):
         await client.close()
+
+
+@pytest.mark.parametrize("follow", [True, False])
+def test_seats_follow_their_room_to_its_process_unless_told_not_to(
+    redis_server: RedisServer, tmp_path: Path, follow: bool
+) -> None:
+    """Two processes advertising their addresses, every table spanning both: following,
+    each seat moves to its room's process before it joins, and not one request crosses
+    Redis; with `--no-follow` the seats stay where they are and are forwarded."""
+    url = redis_server.url_db(redis_server.fresh_db())
+    with (
+        running_server("--redis", url, advertise=True) as a,
+        running_server("--redis", url, advertise=True) as b,
+    ):
+        report, _, _ = loadtest(
+            tmp_path,
+            "--url", a.ws, "--url", b.ws, "--rooms", "4", "--seats", "2", "--duration", "2",
+            "--warmup", "1", "--think", "0.2",
+            *(() if follow else ("--no-follow",)),
+        )  # fmt: skip
+        forwarded = sum(metrics(s)["dicehall_commands_forwarded_total"] for s in (a, b))
+    assert report["error_count"] == 0, report["errors"]
+    assert report["disconnects"] == {}
+    assert report["windows"] > 0 and report["windows_expired"] == 0
+    if follow:
+        assert report["moves"] > 0
+        assert forwarded == 0
+    else:
+        assert report["moves"] == 0
+        assert forwarded > 0

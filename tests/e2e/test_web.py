@@ -8,15 +8,21 @@ against a replay of the downloaded game record. Screenshots go to docs/screensho
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from clients.client import Client
 from rules.records import replay
-from tests.support.servers import ROOT, ServerProcess
+from tests.support.redis import RedisServer
+from tests.support.servers import ROOT, ServerProcess, running_server
+
+from .helpers import metrics
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -417,3 +423,45 @@ def test_lobby_and_shared_link(
     host.page.click("button[data-action='roll']")
     watcher.wait_log("Host rolls red + yellow + blue")
     watcher.page.wait_for_selector(".controls .dice-line .die")
+
+
+# --- following a room to the process that runs it --------------------------------------------
+
+
+def test_the_page_follows_its_room_to_the_process_that_runs_it(
+    browser: Browser, redis_server: RedisServer
+) -> None:
+    """The page is served by A; its room is run by B (both advertise their addresses). The
+    page's connection moves to B as soon as it watches, then sits down and plays there,
+    and A carries nothing more of the game: no connection, no forwarded request."""
+    url = redis_server.url_db(redis_server.fresh_db())
+    with (
+        running_server("--redis", url, advertise=True) as a,
+        running_server("--redis", url, advertise=True) as b,
+    ):
+
+        async def open_room() -> str:
+            async with Client(b.ws, name="host") as host:
+                info = await host.create("qwinto", 2, turn_window=120, autostart=True)
+                assert info.url == b.ws
+                assert await host.add_bots(info.room, count=1) == [0]
+                return info.room
+
+        with ThreadPoolExecutor(1) as pool:  # (Playwright's loop runs in this thread)
+            room = pool.submit(asyncio.run, open_room()).result()
+        guest = Player(browser, a, "Guest")
+        try:
+            guest.page.goto(f"{a.http}/#/room/{room}")
+            guest.page.wait_for_selector("#room[data-mode='watch']")
+            guest.page.wait_for_function("(u) => window.dicehall.conn.url === u", arg=b.ws)
+            guest.page.wait_for_selector("#room[data-mode='watch'] [data-join-seat='1']")
+            before = metrics(a)["dicehall_commands_forwarded_total"]  # (asking where: 1 hop)
+            guest.page.click("[data-join-seat='1']")
+            guest.page.wait_for_selector("#room[data-seat='1'][data-status='playing']")
+            assert guest.wait_move(-1) or guest.room("over") == "1"
+            assert guest.page.evaluate("window.dicehall.conn.url") == b.ws
+            served = metrics(a)
+            assert served["dicehall_connections"] == 0
+            assert served["dicehall_commands_forwarded_total"] == before
+        finally:
+            guest.close()

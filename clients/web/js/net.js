@@ -50,18 +50,38 @@ export class Connection extends EventTarget {
     this.isReady = false;
     /** async (conn) => void: say hello (the first request), then resume; set by the app. */
     this.onHandshake = null;
+    /** Where the room's own server process takes connections (null: this page's server). */
+    this.target = null;
+    this.url = null;
+    this.welcomed = false;
+    this.moving = false;
   }
 
   connect() {
     this.stopped = false;
     if (this.ws) return;
     this.setStatus('connecting');
-    const ws = new WebSocket(wsUrl(), [SUBPROTOCOL]);
+    this.url = this.target || wsUrl();
+    const ws = new WebSocket(this.url, [SUBPROTOCOL]);
     this.ws = ws;
     this.nextId = 1;
+    this.welcomed = false;
     ws.onmessage = (e) => this.receive(e.data);
     ws.onclose = (e) => this.closed(ws, e.code);
     ws.onerror = () => {}; // onclose follows
+  }
+
+  /**
+   * A reply said where the room is run (docs/protocol.md, "Following a room to its
+   * server"): reconnect there, where no request has to cross between server processes.
+   * The handshake takes the seats back with their tokens and resumes, as after any drop;
+   * if that address cannot be reached, the next attempt goes back to this page's server.
+   */
+  follow(url) {
+    if (!url || url === this.url || !this.ws) return;
+    this.target = url;
+    this.moving = true;
+    this.ws.close(1000, 'following the room to its server');
   }
 
   /** Close on purpose (tests use it to simulate a dropped network; reconnects after). */
@@ -109,6 +129,7 @@ export class Connection extends EventTarget {
       return;
     }
     if (msg.type === 'welcome') {
+      this.welcomed = true;
       this.handshake();
       return;
     }
@@ -172,6 +193,12 @@ export class Connection extends EventTarget {
     if (code === 4006) {
       // another tab or device took this seat with its token: do not fight over it
       this.setStatus('replaced');
+      return;
+    }
+    if (this.target && !this.welcomed) this.target = null; // unreachable: back home
+    if (this.moving) {
+      this.moving = false;
+      this.timer = setTimeout(() => this.connect(), 0);
       return;
     }
     this.setStatus('closed');

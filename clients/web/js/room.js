@@ -90,6 +90,7 @@ export class RoomView {
         this.app.claimed.delete(this.room);
         this.app.seated.add(this.room);
         this.endSync(result.seq);
+        this.conn.follow(result.url);
         if (result.mode === 'snapshot' && this.lastSeq > 0) {
           this.note('Caught up from a snapshot: older messages were no longer kept.');
         }
@@ -129,8 +130,9 @@ export class RoomView {
     if (!this.app.watching.has(this.room)) {
       // what happens between the last message seen and the snapshot is logged afterwards
       if (this.lastSeq > 0) this.backfillFrom = this.lastSeq;
-      await this.conn.request('spectate', { room: this.room });
+      const result = await this.conn.request('spectate', { room: this.room });
       this.app.watching.add(this.room);
+      this.conn.follow(result.url);
     }
   }
 
@@ -159,6 +161,7 @@ export class RoomView {
       });
       store.saveSeat(this.room, result.seat, result.token);
       this.app.seated.add(this.room);
+      this.conn.follow(result.url);
       this.seat = result.seat;
       this.mode = 'seat';
       this.log = [];

@@ -38,12 +38,14 @@ browsers:
 		$$SUDO apt-get update -qq && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-# The Redis backend's tests start real redis-server processes (never a fake).
+# The Redis backend's tests start real redis-server and redis-sentinel processes (never a
+# fake), and make the certificates of their TLS tests with openssl.
 redis:
-	@test -x /usr/bin/redis-server || { \
+	@test -x /usr/bin/redis-server -a -x /usr/bin/redis-sentinel -a -x /usr/bin/openssl || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			redis-server redis-sentinel openssl; }
 
 # tests/e2e/test_nginx.py runs deploy/nginx.conf under Debian's nginx.
 nginx:

@@ -119,6 +119,13 @@ class RoomActor:
         self._put((cmd, fut, rider))
         return await fut
 
+    def submit(self, cmd: Command[R], rider: Rider | None = None) -> asyncio.Future[R]:
+        """Queue `cmd`; the future gets its result once its messages are committed (or is
+        cancelled if the room stops before running it)."""
+        fut: asyncio.Future[R] = self._loop.create_future()
+        self._put((cmd, fut, rider))
+        return fut
+
     def _put(self, item: tuple[Command[Any], asyncio.Future[Any] | None, Rider | None]) -> None:
         self._queued += 1
         self._push(item)

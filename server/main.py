@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import sys
 from types import FrameType
 
 import uvicorn
@@ -38,6 +39,10 @@ def tune_gc() -> None:
 
 
 def serve(config: Config) -> int:
+    problem = redis_url_problem(config.redis, config.redis_cluster) if config.redis else None
+    if problem:
+        print(f"dicehall serve: --redis: {problem}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
     app_server = Server(config)
     app = create_app(server=app_server)
@@ -65,6 +70,18 @@ def serve(config: Config) -> int:
     signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.Server(uv_config).run()
     return 0
+
+
+def redis_url_problem(url: str, cluster: bool) -> str | None:
+    """What makes a `--redis` URL unusable, said at start-up in one line (the URL is not
+    repeated: it may hold a password); None if nothing does."""
+    from .backends.redis.urls import RedisUrlError, parse_redis_url
+
+    try:
+        parse_redis_url(url, cluster)
+    except RedisUrlError as exc:
+        return str(exc)
+    return None
 
 
 def _exit_cleanly(sig: int, frame: FrameType | None) -> None:

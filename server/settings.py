@@ -67,8 +67,10 @@ class Config:
     )
     redis: str | None = setting(
         None,
-        "Redis URL (`redis://[user:password@]host:6379/0`, `rediss://` for TLS). Set:"
-        " scale-out, rooms shared with the other processes. Unset: embedded.",
+        "Redis URL: `redis://[[user]:password@]host:6379/0` (`rediss://` for TLS, set by"
+        " `ssl_*` parameters), or `redis+sentinel://[[user]:password@]host:26379[,host:26379"
+        '...]/SERVICE/0` for the primary Sentinel names (see "Redis URLs"). Set: scale-out,'
+        " rooms shared with the other processes. Unset: embedded.",
         flag="--redis",
         env="DICEHALL_REDIS",
         metavar="URL",

@@ -33,6 +33,7 @@ from rules.bots import get_bot
 from server.backends.redis.keys import lease_key, log_key, snap_key
 from server.backends.redis.packing import unpack_outgoing
 from server.room import Outgoing
+from tests.support.tls import Certs
 
 DATABASES = 64
 """Logical databases per standalone server: one fresh database per test module."""
@@ -79,6 +80,8 @@ class RedisServer:
     workdir: Path
     extra: tuple[str, ...] = ()
     proc: subprocess.Popen[bytes] | None = None
+    tls: Certs | None = None
+    """Set: TLS only (`--tls-port`, no plain port), clients must show a certificate."""
     log: Path = field(init=False)
     _databases: Iterator[int] = field(init=False)
 
@@ -95,17 +98,35 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}"
+        """(With TLS: `rediss://` and the client's certificate files.)"""
+        return self._url("")
 
     def url_db(self, db: int) -> str:
-        return f"{self.url}/{db}"
+        return self._url(f"/{db}")
+
+    def _url(self, path: str) -> str:
+        if self.tls is None:
+            return f"redis://127.0.0.1:{self.port}{path}"
+        return f"rediss://127.0.0.1:{self.port}{path}{self.tls.query()}"
 
     def client(self, db: int = 0) -> redis.Redis:
-        return redis.Redis(port=self.port, db=db, socket_timeout=5)
+        if self.tls is None:
+            return redis.Redis(port=self.port, db=db, socket_timeout=5)
+        return redis.Redis(
+            host="127.0.0.1",  # (the name in the certificate)
+            port=self.port,
+            db=db,
+            socket_timeout=5,
+            ssl=True,
+            ssl_ca_certs=str(self.tls.ca),
+            ssl_certfile=str(self.tls.client_cert),
+            ssl_keyfile=str(self.tls.client_key),
+        )
 
     def cli(self, *args: str) -> str:
+        tls = self.tls.cli_args() if self.tls is not None else ()
         out = subprocess.run(
-            [redis_binary("redis-cli"), "-p", str(self.port), *args],
+            [redis_binary("redis-cli"), "-p", str(self.port), *tls, *args],
             check=True,
             capture_output=True,
             text=True,
@@ -114,11 +135,15 @@ class RedisServer:
         return out.stdout
 
     def start(self) -> None:
+        listen: tuple[str, ...] = ("--port", str(self.port))
+        if self.tls is not None:
+            listen = ("--port", "0", "--tls-port", str(self.port), *self.tls.server_args())
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 [
                     redis_binary(),
-                    *("--port", str(self.port), "--bind", "127.0.0.1"),
+                    *listen,
+                    *("--bind", "127.0.0.1"),
                     *("--save", "", "--appendonly", "no"),
                     *("--dir", str(self.workdir), "--databases", str(DATABASES)),
                     *self.extra,
@@ -147,9 +172,9 @@ class RedisServer:
 
 
 @contextlib.contextmanager
-def running_redis(*extra: str) -> Iterator[RedisServer]:
+def running_redis(*extra: str, tls: Certs | None = None) -> Iterator[RedisServer]:
     with tempfile.TemporaryDirectory(prefix="dicehall-redis-") as tmp:
-        server = RedisServer(free_redis_port(), Path(tmp), extra)
+        server = RedisServer(free_redis_port(), Path(tmp), extra, tls=tls)
         try:
             server.start()
             yield server

@@ -25,11 +25,6 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import msgspec
-import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import BlockingConnectionPool
-from redis.asyncio.retry import Retry as RedisRetry
-from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
 from protocol import errors as E
@@ -41,15 +36,16 @@ from ...hub import Hub
 from ...room import RoomCore
 from ..base import Backend, RoomSpec, new_room_id
 from .bus import CommandBus
+from .connect import connect
 from .errors import Retry
 from .health import Health
 from .keys import LOBBY, SECRET, lease_key, process_key, record_key, room_of
 from .leases import Leases
-from .link import ClusterLink, Link, StandaloneLink
+from .link import Link
 from .packing import DECODER, EVENTS, events_prefix, unpack_outgoing
 from .relay import EventRelay
-from .resp import keepalive_options
 from .store import RoomStore
+from .urls import parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
 
@@ -120,6 +116,8 @@ class RedisBackend(Backend):
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
+        self._waiting: dict[asyncio.Future[Any], float] = {}
+        """Calls on rooms run here, by the monotonic time at which to stop waiting."""
         self._bus: CommandBus | None = None
 
     # --- what the parts share -------------------------------------------------------------
@@ -146,34 +144,16 @@ class RedisBackend(Backend):
     # --- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        # Deadlines on redis-py's connections too (the rare calls), and keepalive.
-        timeouts: dict[str, Any] = {
-            "socket_timeout": self.reply_timeout,
-            "socket_connect_timeout": 2 * self.reply_timeout,
-            "socket_keepalive": True,
-            "socket_keepalive_options": keepalive_options(),
-            "health_check_interval": 5,
-        }
-        if self.cluster:
-            self.redis = RedisCluster.from_url(self.url, **timeouts)
-            await self.redis.initialize()
-            self._link = ClusterLink(self.redis, self._on_message, self.health.down, self.health.up)
-        else:
-            # A connection Redis closed (CLIENT KILL, an idle timeout) is reopened and the
-            # command sent again: every write here is idempotent or deduplicated. Callers
-            # wait for a free connection rather than fail when many rooms ask at once.
-            retry = RedisRetry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3)
-            pool = BlockingConnectionPool.from_url(
-                self.url, max_connections=64, retry=retry, timeout=self._patience, **timeouts
-            )
-            self.redis = aioredis.Redis(connection_pool=pool)
-            self._link = StandaloneLink(
-                self.url,
-                self._on_message,
-                self.health.down,
-                self.health.up,
-                reply_timeout=self.reply_timeout,
-            )
+        # One Redis, the primary Sentinel names, or a cluster (connect.py, urls.py).
+        self.redis, self._link = await connect(
+            parse_redis_url(self.url, self.cluster),
+            self._on_message,
+            self.health.down,
+            self.health.up,
+            cluster=self.cluster,
+            reply_timeout=self.reply_timeout,
+            patience=self._patience,
+        )
         self._bus = CommandBus(
             self.proc,
             lambda: self.link,
@@ -189,7 +169,13 @@ class RedisBackend(Backend):
         await self.link.subscribe(self.bus.replies)
         await self.leases.advertise()
         self.health.subscribed = True
-        for job in (self.leases.keep(), self.leases.scan(), self.health.watch()):
+        jobs = (
+            self.leases.keep(),
+            self.leases.scan(),
+            self.health.watch(),
+            self._give_up_waiting(),
+        )
+        for job in jobs:
             self._tasks.append(asyncio.get_running_loop().create_task(job))
 
     async def stop(self) -> None:
@@ -339,24 +325,35 @@ class RedisBackend(Backend):
     ) -> R:
         """Run `cmd` on a room this process owns; with a `deadline` (monotonic), give up
         waiting for its commit then (Redis went silent): `unavailable`, though the
-        command may still take effect once Redis answers."""
+        command may still take effect once Redis answers. (One sweep gives up on every
+        overdue call: a timer per call costs about a tenth of a commit.)"""
+        fut = actor.submit(cmd, rider)
+        if deadline is not None:
+            self._waiting[fut] = deadline
         try:
-            if deadline is None:
-                result: R = await actor.call(cmd, rider)
-                return result
-            async with asyncio.timeout(deadline - time.monotonic()):
-                result = await actor.call(cmd, rider)
+            result: R = await fut
             return result
-        except TimeoutError:
-            raise E.UnavailableError(
-                "the room's server cannot reach Redis; the request may still take effect: "
-                "look at the room (resume, legal) before trying again"
-            ) from None
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
             raise Retry from None  # the room stopped here before running the command
+        finally:
+            if deadline is not None:
+                self._waiting.pop(fut, None)
+
+    async def _give_up_waiting(self) -> None:
+        """Fail the calls whose commit is overdue (Redis silent), twice per time-out."""
+        overdue = (
+            "the room's server cannot reach Redis; the request may still take effect: "
+            "look at the room (resume, legal) before trying again"
+        )
+        while True:
+            await asyncio.sleep(self.reply_timeout / 2)
+            now = time.monotonic()
+            for fut, deadline in list(self._waiting.items()):
+                if deadline < now and not fut.done():
+                    fut.set_exception(E.UnavailableError(overdue))
 
     async def subscribe(self, room: str) -> None:
         """Returns once the room's messages reach this process (also for the second member

@@ -2,7 +2,8 @@
 
 A room's every commit, forwarded command, reply and pub/sub message goes through a `Link`:
 `StandaloneLink` speaks RESP itself (resp.py: one pipelined connection; pubsub.py: one
-subscriber, no task per message); `ClusterLink` uses redis-py's cluster client, which
+subscriber, no task per message) to one Redis, or to the primary that Sentinel names, found
+again on every reconnect; `ClusterLink` uses redis-py's cluster client, which
 routes each key to its shard and keeps a sharded pub/sub connection per node. Everything
 else (leases taken, the lobby, the orphan scan, reading logs) is rare and stays on
 redis-py in both cases.
@@ -22,6 +23,7 @@ from redis.exceptions import RedisError
 
 from .pubsub import RespSubscriber
 from .resp import RespConnection, Script
+from .urls import RedisUrl, parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
 
@@ -112,15 +114,16 @@ class Link(ABC):
 class StandaloneLink(Link):
     def __init__(
         self,
-        url: str,
+        url: str | RedisUrl,
         on_message: OnMessage,
         on_down: Signal,
         on_up: Signal,
         reply_timeout: float = 1.0,
     ) -> None:
         super().__init__(on_message, on_down, on_up)
-        self._commands = RespConnection(url, reply_timeout=reply_timeout)
-        self._sub = RespSubscriber(url, on_message, on_down, on_up, reply_timeout=reply_timeout)
+        target = parse_redis_url(url) if isinstance(url, str) else url
+        self._commands = RespConnection(target, reply_timeout=reply_timeout)
+        self._sub = RespSubscriber(target, on_message, on_down, on_up, reply_timeout=reply_timeout)
 
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         return await self._commands.script(script, keys, args)
@@ -177,6 +180,8 @@ class ClusterLink(Link):
         self._pubsub = redis.pubsub()
         self._scripts: dict[str, Any] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._down = False
+        """`on_down` was the last signal given (until `on_up`)."""
 
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
         runner = self._scripts.get(script.sha)
@@ -230,27 +235,35 @@ class ClusterLink(Link):
                 pubsub.connection.register_connect_callback(self._reconnected)
 
     def _reconnected(self, connection: Any) -> None:
-        """Called once a connection is back and subscribed again (redis-py resubscribes)."""
-        self.on_up()
+        """Called once a connection is back and subscribed again (redis-py resubscribes).
+        It was lost first, maybe without the reader seeing an error (redis-py reconnects
+        within a read): the owner hears of the loss, then of the return, in that order."""
+        self._lost()
+        self._back()
+
+    def _lost(self) -> None:
+        if not self._down:
+            self._down = True
+            self.on_down()
+
+    def _back(self) -> None:
+        if self._down:
+            self._down = False
+            self.on_up()
 
     async def _listen(self) -> None:
         backoff = 0.05
-        down = False
         while True:
             try:
                 message = await self._pubsub.get_sharded_message(
                     ignore_subscribe_messages=True, timeout=0.02
                 )
                 backoff = 0.05
-                if down:
-                    down = False
-                    self.on_up()
+                self._back()
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
-                if not down:
-                    down = True
-                    self.on_down()
+                self._lost()
                 log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)

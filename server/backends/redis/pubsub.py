@@ -17,6 +17,7 @@ from typing import Any
 from redis.exceptions import ConnectionError
 
 from .resp import PUSHES, RespConnection, log, pack
+from .urls import RedisUrl
 
 
 class RespSubscriber(RespConnection):
@@ -27,7 +28,7 @@ class RespSubscriber(RespConnection):
 
     def __init__(
         self,
-        url: str,
+        url: str | RedisUrl,
         on_message: Callable[[bytes, bytes], None],
         on_down: Callable[[], None],
         on_up: Callable[[], None],
@@ -76,9 +77,12 @@ class RespSubscriber(RespConnection):
 
     async def ping(self) -> None:
         """A round trip (a subscribed connection answers PING too); raises
-        `ConnectionError` while the connection is down or if it does not answer in time."""
+        `ConnectionError` while the connection is down or if it does not answer in time.
+        (One never opened yet is opened, as `subscribe` would.)"""
         if not self._ready:
-            raise ConnectionError("the Redis subscriber is reconnecting")
+            if self._revive is not None or self.channels:
+                raise ConnectionError("the Redis subscriber is reconnecting")
+            await self._connect()
         await self._send(pack(("PING",)))
 
     def _awaiting(self) -> bool:

@@ -13,7 +13,10 @@ for a whole delivered message.
 Errors are redis-py's exception classes, so callers treat both clients alike. A lost
 connection fails the commands in flight with `ConnectionError` (they may or may not have
 run: the backend's writes are idempotent or deduplicated) and the next command reconnects.
-Standalone Redis only: a cluster routes by slot, which redis-py's cluster client does.
+Standalone Redis only (a cluster routes by slot, which redis-py's cluster client does): one
+address, or the primary that Sentinel names, asked again on every connect (sentinel.py).
+A READONLY error reply means the primary was demoted: the connection is given up like a
+lost one, and the next finds the new primary. TLS is as the URL sets it (urls.py).
 
 A network can also lose a connection without telling either end (a black hole: a path
 that drops every packet, a peer that froze). So every connection has a reply deadline:
@@ -29,14 +32,15 @@ import asyncio
 import hashlib
 import logging
 import socket
-import ssl
 from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
 
 import hiredis
-from redis.asyncio.connection import SSLConnection, parse_url
 from redis.exceptions import ConnectionError, ResponseError
+
+from .sentinel import Sentinels
+from .urls import RedisUrl, parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
 
@@ -85,17 +89,22 @@ class RespConnection(asyncio.Protocol):
     _loop: asyncio.AbstractEventLoop
     """Set when connecting, kept: each `get_running_loop()` is a getpid system call."""
 
-    def __init__(self, url: str, connect_timeout: float = 2.0, reply_timeout: float = 1.0) -> None:
-        params = parse_url(url)
-        self._host: str = params.get("host", "localhost")
-        self._port: int = params.get("port", 6379)
-        self._path: str | None = params.get("path")
-        self._ssl = params.get("connection_class") is SSLConnection
-        self._db: int = params.get("db", 0)
-        self._auth: list[str] = [
-            v for v in (params.get("username"), params.get("password")) if v is not None
-        ]
+    def __init__(
+        self, url: str | RedisUrl, connect_timeout: float = 2.0, reply_timeout: float = 1.0
+    ) -> None:
+        target = parse_redis_url(url) if isinstance(url, str) else url
+        self._host = target.host
+        self._port = target.port
+        self._path = target.path
+        self._ssl = target.ssl_context
+        """The URL's TLS settings (urls.py), or None for plain TCP."""
+        self._db = target.db
+        self._auth = target.auth
+        self._sentinels = Sentinels(target, reply_timeout) if target.sentinel else None
+        """Ask these where the primary is, on every connect (sentinel.py)."""
         self._connect_timeout = connect_timeout
+        if target.sentinel:  # each sentinel may take `reply_timeout` before the next
+            self._connect_timeout += reply_timeout * len(target.sentinels)
         self._reply_timeout = reply_timeout
         self._heard = 0.0
         """Loop time of the last bytes from Redis, or of the first command sent after a
@@ -209,8 +218,10 @@ class RespConnection(asyncio.Protocol):
         if self._path is not None:
             await loop.create_unix_connection(lambda: self, self._path)
         else:
-            context = ssl.create_default_context() if self._ssl else None
-            await loop.create_connection(lambda: self, self._host, self._port, ssl=context)
+            host, port = self._host, self._port
+            if self._sentinels is not None:
+                host, port = await self._sentinels.primary()
+            await loop.create_connection(lambda: self, host, port, ssl=self._ssl)
         if self._auth:
             await self._send(pack(("AUTH", *self._auth)))
         if self._db:
@@ -220,7 +231,20 @@ class RespConnection(asyncio.Protocol):
             self._skips = True
         except ResponseError:
             self._skips = False
+        if self._sentinels is not None:
+            await self._check_primary()
         await self._opened()
+
+    async def _check_primary(self) -> None:
+        """The node a sentinel named is a primary: one that has not heard of a failover
+        yet may name the old one, back as a replica. (Where an ACL forbids ROLE, an
+        admin command, the READONLY answer to a write gives the connection up instead.)"""
+        try:
+            role = await self._send(pack(("ROLE",)))
+        except ResponseError:
+            return
+        if role[0] != b"master":
+            raise ConnectionError(f"the node Sentinel named is a {role[0].decode()} now")
 
     async def _opened(self) -> None:
         """Hook: more set-up on a fresh connection (a subscriber subscribes again)."""
@@ -266,13 +290,7 @@ class RespConnection(asyncio.Protocol):
                 return  # given up (see `_reply`): what follows matches nothing
 
     def _reply(self, reply: Any) -> None:
-        if self._skips and type(reply) is ResponseError and _SKIP_REFUSED in str(reply):
-            # CLIENT REPLY SKIP was refused after the connection was allowed it (an ACL
-            # changed): the skipped reply came after all, and the replies no longer match
-            # their callers. Start again; the next connection asks again.
-            log.warning("redis: %s; reconnecting", reply)
-            if self._transport is not None:
-                self._abandon(self._transport, "Redis refused CLIENT REPLY")
+        if type(reply) is ResponseError and self._gives_up(reply):
             return
         fut = self._waiters.popleft()
         if fut.done():
@@ -281,6 +299,26 @@ class RespConnection(asyncio.Protocol):
             fut.set_exception(reply)
         else:
             fut.set_result(reply)
+
+    def _gives_up(self, error: ResponseError) -> bool:
+        """An error reply that means this connection cannot go on: then it is given up
+        (what is in flight fails with `ConnectionError`, the next command reconnects)."""
+        text = str(error)
+        if self._skips and _SKIP_REFUSED in text:
+            # CLIENT REPLY SKIP was refused after the connection was allowed it (an ACL
+            # changed): the skipped reply came after all, and the replies no longer match
+            # their callers. Start again; the next connection asks again.
+            why = "Redis refused CLIENT REPLY"
+        elif text.startswith("READONLY"):
+            # The primary was demoted (a failover): the next connection finds the new
+            # one, through the sentinels or whatever the URL's name points to now.
+            why = "Redis is a read-only replica now"
+        else:
+            return False
+        log.warning("redis: %s; reconnecting", error)
+        if self._transport is not None:
+            self._abandon(self._transport, why)
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
         """(Twice for an abandoned connection: by `_abandon`, then by the transport.)"""

@@ -1,0 +1,222 @@
+"""Our RESP connection and subscriber follow the primary that Sentinel names, against real
+`redis-server` and `redis-sentinel` processes: asked on every connect, each sentinel in
+turn (a dead or silent one costs at most its deadline), a failover followed, and a
+READONLY answer (a demoted primary) taken as a reason to reconnect.
+
+The Link contract on Sentinel is in test_link.py; a game across a primary killed mid-game
+is in tests/e2e/test_sentinel.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError, RedisError, ResponseError
+
+from server.backends.redis.connect import connect
+from server.backends.redis.pubsub import RespSubscriber
+from server.backends.redis.resp import RespConnection, Script
+from server.backends.redis.urls import parse_redis_url
+from tests.support.proxy import faulty_proxy
+from tests.support.redis import RedisServer, free_redis_port, running_redis
+from tests.support.sentinel import SERVICE, SentinelSet, running_sentinels
+from tests.support.tls import Certs, make_certs
+
+
+@pytest.fixture(scope="module")
+def sentinels() -> Iterator[SentinelSet]:
+    with running_sentinels() as s:
+        yield s
+
+
+async def eventually(attempt: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """The result of the first `attempt()` that does not raise `RedisError`."""
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                return await attempt()
+            except RedisError:
+                await asyncio.sleep(0.05)
+
+
+async def test_each_sentinel_is_asked_in_turn_a_dead_or_silent_one_is_skipped(
+    sentinels: SentinelSet,
+) -> None:
+    """A sentinel that refuses connections costs nothing, a black-holed one its deadline
+    (`reply_timeout`); the next one names the primary."""
+    primary = sentinels.primary()
+    db = primary.fresh_db()
+    with faulty_proxy(sentinels.sentinels[0].port) as silent:
+        silent.black_hole()
+        hosts = [f"127.0.0.1:{free_redis_port()}", f"127.0.0.1:{silent.port}"]
+        hosts += [f"127.0.0.1:{s.port}" for s in sentinels.sentinels]
+        url = f"redis+sentinel://{','.join(hosts)}/{SERVICE}/{db}"
+        conn = RespConnection(url, reply_timeout=0.3)
+        try:
+            began = time.monotonic()
+            await conn.execute("SET", "k", "v")
+            assert time.monotonic() - began < 2.0
+            assert primary.client(db).get("k") == b"v"
+        finally:
+            await conn.close()
+            silent.restore()  # (lets the proxy end the connection it held)
+
+
+async def test_a_service_no_sentinel_knows_is_a_clear_connection_error(
+    sentinels: SentinelSet,
+) -> None:
+    url = sentinels.url().replace(f"/{SERVICE}/", "/no-such-service/")
+    conn = RespConnection(url)
+    try:
+        with pytest.raises(ConnectionError, match="knows no 'no-such-service'"):
+            await conn.execute("PING")
+    finally:
+        await conn.close()
+    everyone_dead = f"redis+sentinel://127.0.0.1:{free_redis_port()}/{SERVICE}"
+    conn = RespConnection(everyone_dead)
+    try:
+        with pytest.raises(ConnectionError, match="no sentinel named the primary"):
+            await conn.execute("PING")
+    finally:
+        await conn.close()
+
+
+async def test_a_failover_is_followed_by_commands_subscriber_and_redis_py(
+    sentinels: SentinelSet,
+) -> None:
+    """SENTINEL FAILOVER: the old primary stays up, demoted to a replica. Commands reach
+    the new primary (a READONLY answer or a cut connection on the way only makes them
+    reconnect), the subscriber says down, then up, and hears what the new primary
+    publishes; the redis-py client of the rare calls follows too."""
+    old = sentinels.primary()
+    db = old.fresh_db()
+    url = sentinels.url(db)
+    events: list[str] = []
+    heard: list[bytes] = []
+    conn = RespConnection(url)
+    sub = RespSubscriber(
+        url,
+        lambda c, d: heard.append(d),
+        lambda: events.append("down"),
+        lambda: events.append("up"),
+    )
+    client, link = await connect(
+        parse_redis_url(url),
+        lambda c, d: None,
+        lambda: None,
+        lambda: None,
+        cluster=False,
+        reply_timeout=1.0,
+        patience=5.0,
+    )
+    try:
+        await sub.subscribe("ch")
+        assert await conn.execute("INCR", "n") == 1
+        assert await client.incr("rare") == 1
+        with sentinels.sentinels[0].client() as s:
+            s.execute_command("SENTINEL", "FAILOVER", SERVICE)
+        new = sentinels.failed_over(old)
+        demoted(old)  # (until then the old primary takes writes, and drops them after)
+
+        with new.client(db) as r:
+            for i in range(3):
+                assert await eventually(partial(conn.execute, "SET", "n", i)) == b"OK"
+                assert await eventually(partial(client.set, "rare", i)) is True
+                assert r.get("n") == r.get("rare") == str(i).encode()
+            async with asyncio.timeout(30):
+                while events[-1:] != ["up"] or not r.publish("ch", "after"):
+                    await asyncio.sleep(0.05)  # (its reconnect: polled through Redis)
+                while not heard:
+                    await sub.ping()
+        assert events[0] == "down" and heard[-1] == b"after"
+    finally:
+        await sub.close()
+        await conn.close()
+        await link.close()
+        await client.aclose()
+
+
+def demoted(node: RedisServer, timeout: float = 30.0) -> None:
+    """Wait until Sentinel has made `node` a replica."""
+    deadline = time.monotonic() + timeout
+    while node.cli("role").split()[0] != "slave":
+        assert time.monotonic() < deadline, f"{node.port} is still a primary"
+        time.sleep(0.05)  # (another process's state: there is no event to await)
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[RedisServer, RedisServer]]:
+    with running_redis() as a, running_redis() as b:
+        yield a, b
+
+
+async def test_a_readonly_answer_gives_the_connection_up(
+    pair: tuple[RedisServer, RedisServer],
+) -> None:
+    """A primary demoted while our connection stays open (REPLICAOF keeps its clients):
+    the write fails with `ConnectionError` (what the callers retry) rather than a
+    `ResponseError`, the connection is dropped, and the next one starts afresh."""
+    a, b = pair
+    conn = RespConnection(a.url_db(0))
+    write = Script("return redis.call('set', KEYS[1], ARGV[1])")
+    try:
+        assert await conn.script(write, ["k"], ["1"]) == b"OK"
+        first = await conn.execute("CLIENT", "ID")
+        a.cli("replicaof", "127.0.0.1", str(b.port))
+        for attempt in (conn.execute("SET", "k", "2"), conn.script(write, ["k"], ["3"])):
+            with pytest.raises(ConnectionError, match="read-only replica"):
+                await attempt
+        assert await conn.execute("CLIENT", "ID") not in (first, None)
+        with pytest.raises(ConnectionError):
+            await conn.execute("SET", "k", "4")
+        a.cli("replicaof", "no", "one")
+        assert await conn.execute("SET", "k", "5") == b"OK"
+        with pytest.raises(ResponseError):  # other error replies are the caller's
+            await conn.execute("INCR", "k", "too-many")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return make_certs(Path(tmp_path_factory.mktemp("certs")))
+
+
+async def test_rediss_sentinel_speaks_tls_to_the_primary_it_names(certs: Certs) -> None:
+    """The sentinels in plain TCP, the data nodes TLS only: every path gets through with
+    the URL's certificates, and none without them."""
+    with running_sentinels(replicas=0, sentinels=1, tls=certs) as watched:
+        url = watched.url(1)
+        assert url.startswith("rediss+sentinel://")
+        conn = RespConnection(url)
+        client, link = await connect(
+            parse_redis_url(url),
+            lambda c, d: None,
+            lambda: None,
+            lambda: None,
+            cluster=False,
+            reply_timeout=1.0,
+            patience=5.0,
+        )
+        try:
+            await conn.execute("SET", "k", "v")
+            assert await client.get("k") == b"v"
+            await link.subscribe("ch")
+            await link.ping()
+        finally:
+            await conn.close()
+            await link.close()
+            await client.aclose()
+        plain = url.replace("rediss+sentinel", "redis+sentinel").split("?")[0]
+        conn = RespConnection(plain, connect_timeout=1.0)
+        try:
+            with pytest.raises(ConnectionError):
+                await conn.execute("PING")
+        finally:
+            await conn.close()

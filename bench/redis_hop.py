@@ -114,6 +114,28 @@ def _wait(ready: Any, what: str, proc: subprocess.Popen[bytes], timeout: float =
         time.sleep(0.05)  # a process starting up offers no event to wait on
 
 
+def redis_calls(url: str) -> dict[str, int]:
+    """Redis's count of every command it ran since it started, by command name."""
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"INFO commandstats\r\n")
+        data = b""
+        while not data.endswith(b"\r\n") or data.count(b"\r\n") < 2:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            header, _, body = data.partition(b"\r\n")
+            if header.startswith(b"$") and len(body) >= int(header[1:]) + 2:
+                break
+    calls: dict[str, int] = {}
+    for line in data.decode().splitlines():
+        if line.startswith("cmdstat_"):
+            name, _, fields = line[len("cmdstat_") :].partition(":")
+            calls[name] = int(fields.split("calls=", 1)[1].split(",", 1)[0])
+    return calls
+
+
 @contextlib.contextmanager
 def redis_server(workdir: Path) -> Iterator[tuple[str, int]]:
     exe = shutil.which("redis-server")
@@ -138,10 +160,13 @@ def redis_server(workdir: Path) -> Iterator[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def dicehall_server(*args: str) -> Iterator[tuple[str, int]]:
-    """`dicehall serve` on a free port; yields its WebSocket URL and pid."""
+def dicehall_server(*args: str, advertise: bool = False) -> Iterator[tuple[str, int]]:
+    """`dicehall serve` on a free port; yields its WebSocket URL and pid. `advertise`: it
+    says so with `--public-url` (clients that follow rooms move to it)."""
     port = free_port()
     cmd = [sys.executable, "-m", "clients.cli", "serve", "--port", str(port)]
+    if advertise:
+        cmd += ["--public-url", f"ws://127.0.0.1:{port}/ws"]
     proc = subprocess.Popen([*cmd, "--log-level", "warning", *args], cwd=ROOT)
 
     def healthy() -> bool:
@@ -180,6 +205,8 @@ class Probe:
     games: int = 0
     rate_limited: int = 0
     """Requests the server refused as too fast (the client paced and resent them)."""
+    windows: set[tuple[str, int]] = field(default_factory=set)
+    """The turn windows that closed in the span (by answers or by deadline)."""
 
     def inside(self, now: float) -> bool:
         return self.start <= now < self.end
@@ -195,6 +222,7 @@ class Probe:
     def closed(self, message: WindowClosed, now: float, near: bool) -> None:
         if not self.inside(now):
             return
+        self.windows.add((message.room, message.window))
         if any(a.default for a in message.actions):
             self.by_deadline += 1
             return
@@ -301,6 +329,9 @@ class Result:
     rate_limited: int
     load_cpu: float
     """CPU seconds of this process (the clients) in the span: not counted per event."""
+    windows: int = 0
+    redis_calls: dict[str, int] = field(default_factory=dict)
+    """Commands Redis ran in the span, by name (`INFO commandstats`), for the Redis run."""
 
     @property
     def latencies(self) -> list[float]:
@@ -345,6 +376,7 @@ async def measure(
     warmup: float,
     seconds: float,
     split: bool,
+    redis_url: str | None = None,
 ) -> Result:
     probe = Probe()
     slots = [
@@ -360,6 +392,7 @@ async def measure(
                 task.result()  # a slot that died: raise its error now
         before = {k: cpu_seconds(pid) for k, pid in pids.items()}
         slept = {k: sleeps(pid) for k, pid in pids.items()}
+        calls = redis_calls(redis_url) if redis_url else {}
         own = time.process_time()
         probe.start = time.monotonic()
         await asyncio.sleep(seconds)  # the span is a fixed length of wall time
@@ -367,6 +400,9 @@ async def measure(
         own = time.process_time() - own
         after = {k: cpu_seconds(pid) for k, pid in pids.items()}
         slept = {k: sleeps(pid) - slept[k] for k, pid in pids.items()}
+        if redis_url:
+            now = redis_calls(redis_url)
+            calls = {k: v - calls.get(k, 0) for k, v in now.items() if v > calls.get(k, 0)}
         for task in slots:
             if task.done():
                 task.result()
@@ -386,6 +422,8 @@ async def measure(
         by_deadline=probe.by_deadline,
         rate_limited=probe.rate_limited,
         load_cpu=own,
+        redis_calls=calls,
+        windows=len(probe.windows),
     )
 
 
@@ -402,7 +440,7 @@ async def run(
         dicehall_server("--redis", redis_url) as (url_b, pid_b),
     ):
         pids = {"dicehall-a": pid_a, "dicehall-b": pid_b, "redis": redis_pid}
-        redis = await measure("redis", [url_a, url_b], pids, *args)
+        redis = await measure("redis", [url_a, url_b], pids, *args, redis_url=redis_url)
     return memory, redis
 
 
@@ -436,6 +474,10 @@ def report(memory: Result, redis: Result) -> tuple[str, dict[str, Any], bool]:
             "total_cpu_us_per_event": with_redis,
             "server_sleeps_per_event": slept,
             "sleeps": r.sleeps,
+            "windows": r.windows,
+            "redis_calls_per_window": {
+                k: v / max(1, r.windows) for k, v in sorted(r.redis_calls.items())
+            },
         }
         o = out[r.name]
         far = f"{o['far_p50_ms']:.2f}" if o["far_p50_ms"] is not None else "-"
@@ -471,6 +513,12 @@ def report(memory: Result, redis: Result) -> tuple[str, dict[str, Any], bool]:
         f"(servers), x{total_ratio:.2f} (servers + Redis). Targets: p50 +{P50_TARGET_MS} ms, "
         f"CPU x{CPU_TARGET}: {'met' if met else 'MISSED'}"
     )
+    if r["redis_calls_per_window"]:
+        per_window = r["redis_calls_per_window"]
+        summary += "\nRedis commands per turn window: " + ", ".join(
+            f"{k} {v:.2f}" for k, v in sorted(per_window.items(), key=lambda kv: -kv[1])
+        )
+        summary += f" (total {sum(per_window.values()):.2f}, {r['windows']} windows)"
     return table + "\n\n" + summary, out, met
 
 

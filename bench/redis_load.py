@@ -7,10 +7,12 @@ Qwixx, 4 seats, a roll about every second per room, policy `legal`):
 
 (a) memory: one fresh `dicehall serve`, every seat on it;
 (b) redis: a fresh redis-server (append-only file, fsync every second, as
-    deploy/compose.yaml runs it) and two fresh `dicehall serve --redis` processes; the load
-    tester puts seat i of every table on process i mod 2, so the host (seat 0) and the
-    room's owner are on the first and half of every room's commands and messages cross
-    Redis.
+    deploy/compose.yaml runs it) and two fresh `dicehall serve --redis` processes that
+    advertise their addresses (`--public-url`). The load tester puts seat i of every table
+    on process i mod 2 and then follows each new room to its owner, so every seat plays
+    on the process that runs its room and Redis carries the commits (the normal case).
+    With `--no-follow` the processes advertise nothing and the seats stay split: half of
+    every room's commands and messages cross Redis (clients that cannot follow).
 
 Reported per step and backend: server CPU per delivered room message (utime+stime of the
 server processes from /proc over the measured span, divided by the messages delivered;
@@ -38,7 +40,13 @@ def load(
     """The load test's report, and redis-server's CPU seconds over its measured span (read
     when the progress line of the span's first and last second comes)."""
     cfg = LoadConfig(
-        urls=urls, rooms=rooms, seats=4, game="qwixx", duration=args.duration, warmup=args.warmup
+        urls=urls,
+        rooms=rooms,
+        seats=4,
+        game="qwixx",
+        duration=args.duration,
+        warmup=args.warmup,
+        follow=args.follow,
     )
     marks: dict[str, float] = {}
 
@@ -71,6 +79,7 @@ def figures(report: dict[str, Any], extra_cpu: float = 0.0) -> dict[str, Any]:
             (server["cpu_seconds"] + extra_cpu) / delivered * 1e6, 2
         ),
         "errors": report["error_count"],
+        "moves": report.get("moves", 0),
     }
 
 
@@ -80,8 +89,8 @@ def step(args: argparse.Namespace, rooms: int) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         redis_url, rpid = stack.enter_context(redis_server(Path(tmp)))
-        a, _ = stack.enter_context(dicehall_server("--redis", redis_url))
-        b, _ = stack.enter_context(dicehall_server("--redis", redis_url))
+        a, _ = stack.enter_context(dicehall_server("--redis", redis_url, advertise=args.follow))
+        b, _ = stack.enter_context(dicehall_server("--redis", redis_url, advertise=args.follow))
         report, redis_cpu = load(args, [a, b], rooms, rpid)
         redis = figures(report, redis_cpu)
     ratio = redis["us_per_delivery"] / memory["us_per_delivery"]
@@ -101,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, default=20.0)
     p.add_argument("--warmup", type=float, default=5.0)
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument(
+        "--no-follow",
+        dest="follow",
+        action="store_false",
+        help="seats stay on the process they connected to (forwarding over Redis)",
+    )
     args = p.parse_args(argv)
     results = []
     print(

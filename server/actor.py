@@ -20,6 +20,7 @@ from typing import Any, cast
 from protocol.errors import ProtocolError
 
 from .commands import AddBotsCmd, Command, ExpireCmd, R, execute
+from .journal import Entry, kept
 from .room import Outgoing, RoomCore
 
 log = logging.getLogger("dicehall.room")
@@ -29,8 +30,9 @@ _STOP = object()
 Rider = Callable[[Any], object]
 """Turns a command's result into something its commit carries along (the Redis backend:
 the reply to a forwarded command, published by the same script as the room's messages)."""
-Commit = Callable[[RoomCore, list[Outgoing], object], Awaitable[None]]
-"""(core, messages, what a rider made of the command's result, or None)"""
+Commit = Callable[[RoomCore, list[Outgoing], object, list[Entry]], Awaitable[None]]
+"""(core, messages, what a rider made of the command's result or None, the commands run
+since the last commit when the actor keeps a journal, else [])"""
 CommitNow = Callable[[RoomCore, list[Outgoing]], None]
 BotSpawner = Callable[[str, int, str], None]
 
@@ -60,6 +62,7 @@ class RoomActor:
         spawn_bot: BotSpawner | None = None,
         commit_now: CommitNow | None = None,
         expired: Tally | None = None,
+        journal: bool = False,
     ) -> None:
         self.core = core
         self._loop = asyncio.get_running_loop()
@@ -81,6 +84,8 @@ class RoomActor:
         self._armed: float | None = None
         self._task: asyncio.Task[None] | None = None
         self._expired = expired
+        self._journal: list[Entry] | None = [] if journal else None
+        """The commands run since the last commit (server/journal.py), when kept."""
 
     def start(self) -> None:
         self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
@@ -178,16 +183,23 @@ class RoomActor:
     async def _step(
         self, cmd: Command[Any], fut: asyncio.Future[Any] | None, rider: Rider | None
     ) -> None:
+        now = time.time()
         try:
-            result, out = execute(self.core, cmd, time.time())
+            result, out = execute(self.core, cmd, now)
         except ProtocolError as exc:
             if fut is not None and not fut.done():
                 fut.set_exception(exc)
             return
+        journal = self._journal
+        if journal is not None and kept(cmd):
+            journal.append((cmd, now))
         if isinstance(cmd, ExpireCmd) and out and self._expired is not None:
             self._expired.value += 1
         if out:
-            await self._commit(self.core, out, None if rider is None else rider(result))
+            ran: list[Entry] = []
+            if journal:
+                ran, self._journal = journal, []
+            await self._commit(self.core, out, None if rider is None else rider(result), ran)
         if fut is not None and not fut.done():
             fut.set_result(result)
         self._after(cmd, result)

@@ -129,6 +129,10 @@ class ExpireCmd(Command[None], tag="expire"):
     pass
 
 
+class ReopenCmd(Command[None], tag="reopen"):
+    """The room was taken over: announce its open window again (`RoomCore.reopen`)."""
+
+
 class ResignCmd(Command[None], tag="resign"):
     """The creator's connection closed before it sat down: the host role passes on."""
 
@@ -149,6 +153,7 @@ CommandType = (
     | LegalCmd
     | ExpireCmd
     | ResignCmd
+    | ReopenCmd
 )
 
 
@@ -187,6 +192,8 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
             return None, []
         case PresenceCmd(seat=seat, delta=delta):
             return None, core.set_connected(seat, delta)
+        case ReopenCmd():
+            return None, core.reopen()
         case ResignCmd(host_key=key):
             return None, core.resign(key)
         case TokenCmd(seat=seat, nonce=nonce):

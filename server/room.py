@@ -485,6 +485,14 @@ class RoomCore:
         limit = over_seconds if self.status == "over" else idle_seconds
         return now - self.last_activity > limit
 
+    def forget_presence(self) -> None:
+        """Nobody is connected (a process took the room over: connections are per
+        process, and each comes back with `hello` or `spectate`); house bots are, since
+        the new owner seats them again."""
+        for s in self.seats:
+            s.connected = 1 if s.kind == "bot" else 0
+        self.spectators = 0
+
     def spectate(self, delta: int) -> None:
         self.spectators = max(0, self.spectators + delta)
 
@@ -598,6 +606,26 @@ class RoomCore:
             )
         elif kind == "timeout":
             self._done.append(SeatAction(seat=event["seat"], action=None, default=True))
+
+    def reopen(self) -> list[Outgoing]:
+        """Announce the open turn window again, same id and deadline: a process that took
+        the room over has not got the answers its old owner held without committing them
+        (docs/protocol.md, "Turn windows and deadlines"), so every seat it lists answers
+        again."""
+        state = self.state
+        if self.status != "playing" or state is None or self.window_id is None:
+            return []
+        if self.deadline is None:
+            return []
+        actors = [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
+        window = Window(
+            room=self.id,
+            seq=self._next(),
+            window=self.window_id,
+            deadline=int(self.deadline * 1000),
+            actors=actors,
+        )
+        return [self._keep(Outgoing(window))]
 
     def _open_window(self, state: State, now: float) -> Outgoing:
         self.window_id = state.window()

@@ -18,10 +18,12 @@ from rules import get_game
 
 from .room import RecordLog, RoomCore, Seat
 
-FORMAT = 3
-"""3: the record's log beside the snapshot (`record_bytes` of it, `record_entries`
-entries); 2 had its bytes in `record_log`; 1 had it as maps in `record`. All are read (a
-process of an earlier version may have written them)."""
+FORMAT = 4
+"""4: seats' presence (`connected`), `left` and the spectators too, so that the journal of
+commands after the snapshot (server/journal.py) runs again exactly as it ran, and a
+process of an earlier version, which would not run the journal, refuses it; 3: the
+record's log beside the snapshot (`record_bytes` of it, `record_entries` entries); 2 had
+its bytes in `record_log`; 1 had it as maps in `record`. All are read."""
 
 
 def dump(core: RoomCore) -> dict[str, Any]:
@@ -37,8 +39,17 @@ def dump(core: RoomCore) -> dict[str, Any]:
         "host_key": core.host_key,
         "host": core.host,
         "seats": [
-            {"kind": s.kind, "name": s.name, "nonce": s.nonce, "bot": s.bot} for s in core.seats
+            {
+                "kind": s.kind,
+                "name": s.name,
+                "nonce": s.nonce,
+                "bot": s.bot,
+                "connected": s.connected,
+                "left": s.left,
+            }
+            for s in core.seats
         ],
+        "spectators": core.spectators,
         "status": core.status,
         "seed": core.seed.hex(),
         "state": core.state.to_dict() if core.state is not None else None,
@@ -53,13 +64,15 @@ def dump(core: RoomCore) -> dict[str, Any]:
     }
 
 
-def load(data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"") -> RoomCore:
-    """A core equal to the dumped one, with `record_log` the bytes kept beside it;
-    presence starts from zero (connections are per process).
-
-    House bots count as present: the new owner seats them again.
+def load(
+    data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"", presence: bool = False
+) -> RoomCore:
+    """A core equal to the dumped one, with `record_log` the bytes kept beside it.
+    Presence starts from zero (connections are per process; house bots count as present:
+    the new owner seats them again) unless `presence`: then it is as dumped, for the
+    journal to run again on, and the caller forgets it after (`RoomCore.forget_presence`).
     """
-    if data.get("format") not in (1, 2, FORMAT):
+    if data.get("format") not in (1, 2, 3, FORMAT):
         raise ValueError(f"unsupported room snapshot format {data.get('format')!r}")
     game = get_game(data["game"])
     core = RoomCore(
@@ -76,9 +89,19 @@ def load(data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"") 
         host_key=data["host_key"],
     )
     core.seats = [
-        Seat(s["kind"], s["name"], s["nonce"], s["bot"], connected=1 if s["kind"] == "bot" else 0)
+        Seat(
+            s["kind"],
+            s["name"],
+            s["nonce"],
+            s["bot"],
+            connected=s.get("connected", 0),
+            left=s.get("left", False),
+        )
         for s in data["seats"]
     ]
+    core.spectators = data.get("spectators", 0)
+    if not presence:
+        core.forget_presence()
     core.host = data.get("host")  # (absent when written by a version before the host role)
     core.status = data["status"]
     core.state = game.state_from_dict(data["state"]) if data["state"] is not None else None

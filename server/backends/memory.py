@@ -98,7 +98,9 @@ class MemoryBackend(Backend):
         actor.start()
         return self.advertised(core.info())
 
-    async def _commit(self, core: RoomCore, out: list[Outgoing], _rider: object) -> None:
+    async def _commit(
+        self, core: RoomCore, out: list[Outgoing], _rider: object, _journal: object
+    ) -> None:
         self._commit_now(core, out)
 
     def _commit_now(self, core: RoomCore, out: list[Outgoing]) -> None:

@@ -26,10 +26,10 @@ from tests.support.redis import (
     RedisServer,
     check_stream,
     committed_log,
+    committed_seq,
     lease_owner,
     running_redis,
     seat_players,
-    snapshot_seq,
 )
 from tests.support.servers import ServerProcess, running_server
 
@@ -143,7 +143,7 @@ async def test_a_redis_restart_loses_nothing_and_readyz_follows_it(
     r = own_redis.client()
     async with game(a, b) as (room, players):
         owner = lease_owner(r, room)
-        await players[3].until_seq(snapshot_seq(r, room) + 8)
+        await players[3].until_seq(committed_seq(r, room) + 8)
 
         own_redis.stop()
         await asyncio.gather(ready(a, 503), ready(b, 503))

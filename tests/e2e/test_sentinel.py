@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from tests.support.redis import Player, check_stream, committed_log, seat_players, snapshot_seq
+from tests.support.redis import Player, check_stream, committed_log, committed_seq, seat_players
 from tests.support.sentinel import SentinelSet, running_sentinels
 from tests.support.servers import ServerProcess, running_server
 
@@ -52,7 +52,7 @@ async def test_a_primary_killed_mid_game_loses_nothing(sentinels: SentinelSet) -
     with running_server("--redis", url) as a, running_server("--redis", url) as b:
         async with game(a, b) as (room, players):
             with old.client(db) as r:
-                await players[3].until_seq(snapshot_seq(r, room) + 8)
+                await players[3].until_seq(committed_seq(r, room) + 8)
 
             old.stop()  # SIGKILL of the real redis-server: no goodbye, no save
             at_kill = max(p.last_seq for p in players)

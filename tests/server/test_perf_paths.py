@@ -88,7 +88,7 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     def commit(core: RoomCore, out: list[Outgoing]) -> None:
         said.extend(o.message.text for o in out if isinstance(o.message, Chat))
 
-    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object) -> None:
+    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
         commit(core, out)
 
     actor = RoomActor(core, commit_later, commit_now=commit)
@@ -143,7 +143,7 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     cores = [RoomCore(f"r{i}", game, game.resolve_options(), 2, 30) for i in range(200)]
     gate = asyncio.Event()
 
-    async def commit(core: RoomCore, out: list[Outgoing], rider: object) -> None:
+    async def commit(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
         await gate.wait()
 
     tracemalloc.start()

@@ -37,7 +37,13 @@ from server.backends.redis.keys import (
     snap_key,
 )
 from server.settings import Config
-from tests.support.redis import RedisServer, committed_log, lease_owner, snapshot_seq
+from tests.support.redis import (
+    RedisServer,
+    committed_log,
+    committed_seq,
+    lease_owner,
+    snapshot_seq,
+)
 
 from .test_session import Member, act, contiguous, create, hello
 
@@ -144,8 +150,8 @@ async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
         core = backend(a).local_room(room)
         assert core is not None
         data = msgspec.msgpack.decode(r.get(snap_key(room)))
-        loaded = snapshot.load(data, record_log=r.get(record_log_key(room)))
-        assert snapshot.dump(loaded) == snapshot.dump(core)
+        loaded = snapshot.load(data, record_log=r.get(record_log_key(room)), presence=True)
+        assert snapshot.dump(loaded) == snapshot.dump(core)  # (the game's end writes one)
         assert loaded.record == core.record  # its log was appended to, commit by commit
         assert loaded.seq == max(log)
         # A game over leaves the lobby; its record stays, readable from every process.
@@ -176,7 +182,7 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
         assert numsub() == 1  # B, once for three members; A, the owner, delivers its own
 
         chat = await bo.ask(C.SendChat, room=room, text="hi from B")
-        assert chat.seq == snapshot_seq(r, room)
+        assert chat.seq == committed_seq(r, room)
         with pytest.raises(E.NotStartedError):  # errors come back as themselves
             await bo.ask(C.Act, room=room, action=act({"type": "roll"}), window=None)
 
@@ -280,16 +286,16 @@ async def test_garbage_on_the_command_and_reply_channels_changes_nothing(
     url, r = db
     async with processes(url) as (a, b):
         _, bo, room = await two_seats(a, b)
-        before = snapshot_seq(r, room)
+        before = committed_seq(r, room)
         junk = [b"", b"\xc1", b"not msgpack", msgspec.msgpack.encode({"from": 1, "rid": "x"})]
         junk.append(msgspec.msgpack.encode({"from": "p", "rid": 1, "cmd": {"type": "nope"}}))
         for data in junk:
             assert r.publish(command_channel(room), data) == 1
             r.publish(reply_channel(backend(b).proc), data)
         await asyncio.sleep(0.2)
-        assert snapshot_seq(r, room) == before
+        assert committed_seq(r, room) == before
         chat = await bo.ask(C.SendChat, room=room, text="still here")
-        assert chat.seq == before + 1 == snapshot_seq(r, room)
+        assert chat.seq == before + 1 == committed_seq(r, room)
 
 
 async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.Redis]) -> None:
@@ -369,7 +375,7 @@ async def test_an_owner_that_lost_its_lease_writes_nothing_more(
     url, r = db
     async with processes(url, lease_ms=60_000) as (a, b):
         ada, bo, room = await two_seats(a, b)
-        before = snapshot_seq(r, room)
+        before = committed_seq(r, room)
 
         r.delete(lease_key(room))  # as if it had expired
         await eventually(lambda: lease_owner(r, room) == backend(b).proc)
@@ -377,7 +383,7 @@ async def test_an_owner_that_lost_its_lease_writes_nothing_more(
         assert chat.seq == before + 1
         assert backend(a).local_room(room) is None
         log = committed_log(r, room)
-        assert max(log) == before + 1 and snapshot_seq(r, room) == before + 1
+        assert max(log) == before + 1 and committed_seq(r, room) == before + 1
         for m in (ada, bo):  # (B delivers once its commit returns: A may have its reply first)
             await eventually(lambda m=m: m.stream(room)[-1:] and m.stream(room)[-1].seq >= chat.seq)
         # A listens to the room's channel now, and B, its new owner, no longer does.
@@ -399,12 +405,13 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
         ada, bo, room = await two_seats(a, b, turn_window=600)
         await ada.ask(C.Start, room=room)
         secret = r.get(SECRET)
-        seq = snapshot_seq(r, room)
+        seq = committed_seq(r, room)
 
         r.flushdb()
         await eventually(lambda: r.exists(log_key(room), LOBBY, SECRET) == 3)
         assert lease_owner(r, room) == backend(a).proc
-        assert max(committed_log(r, room)) == seq == snapshot_seq(r, room)
+        assert max(committed_log(r, room)) == seq == committed_seq(r, room)
+        assert snapshot_seq(r, room) == seq  # written back whole: a snapshot
         assert r.hget(LOBBY, room) is not None and r.get(SECRET) == secret
 
         chat = await bo.ask(C.SendChat, room=room, text="still here")

@@ -254,8 +254,12 @@ class Player:
     again before deciding, since the action it sent may or may not have been applied.
     """
 
-    def __init__(self, urls: list[str], name: str, game: str, kind: str = "random") -> None:
+    def __init__(
+        self, urls: list[str], name: str, game: str, kind: str = "random", think: float = 0.0
+    ) -> None:
         self.client = Client(urls, name=name, backoff=(0.05, 0.5), reconnect_timeout=30.0)
+        self.think = think
+        """Seconds the bot takes over each action (a person's pace), 0: none."""
         self.policy = get_bot(kind, game)
         self.room: str | None = None
         self.seat: int | None = None
@@ -289,6 +293,10 @@ class Player:
     async def until_seq(self, seq: int, timeout: float = 30.0) -> None:
         async with self._progress:
             await asyncio.wait_for(self._progress.wait_for(lambda: self.last_seq >= seq), timeout)
+
+    def over(self) -> bool:
+        """The game ended (or the player's task did)."""
+        return self.task is not None and self.task.done()
 
     async def finish(self, timeout: float = 60.0) -> GameOver:
         assert self.task is not None
@@ -351,6 +359,8 @@ class Player:
                 return
             action = self.policy.decide(legal.view, legal.actions)
             try:
+                if self.think:
+                    await asyncio.sleep(self.think)  # thinking, not waiting for anything
                 await self.client.act(room, action, window)
             except (E.WindowClosedError, E.NotYourTurnError, E.GameOverError):
                 return
@@ -359,11 +369,15 @@ class Player:
 
 
 async def seat_players(
-    urls: Callable[[int], list[str]], game: str, seats: int, turn_window: int = 10
+    urls: Callable[[int], list[str]],
+    game: str,
+    seats: int,
+    turn_window: int = 10,
+    think: float = 0.0,
 ) -> tuple[str, list[Player]]:
     """A private room created by seat 0's client, every seat a `Player` whose client
     connects to `urls(seat)` first; not started yet."""
-    players = [await Player(urls(i), f"p{i}", game).connect() for i in range(seats)]
+    players = [await Player(urls(i), f"p{i}", game, think=think).connect() for i in range(seats)]
     info = await players[0].client.create(game, seats, turn_window=turn_window, public=False)
     for i, player in enumerate(players):
         await player.join(info.room, i)
@@ -380,6 +394,14 @@ def committed_log(r: redis.Redis | redis.RedisCluster, room: str) -> dict[int, O
         log[out.seq] = out
     assert list(log) == list(range(1, len(log) + 1)), f"the log of {room} has holes"
     return log
+
+
+def committed_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
+    """The seq of the room's last committed message: its log's last entry."""
+    top = r.xrevrange(log_key(room), "+", "-", count=1)
+    assert top, f"no log of {room}"
+    seq = int(top[0][0].split(b"-", 1)[0])
+    return seq
 
 
 def snapshot_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:

@@ -63,10 +63,11 @@ def running_server(
     command: Sequence[str] = (sys.executable, "-m", "clients.cli"),
     cwd: Path = ROOT,
     advertise: bool = False,
+    port: int | None = None,
 ) -> Iterator[ServerProcess]:
-    """`dicehall serve ARGS` on a free port (`command` is how to run `dicehall`);
-    `advertise`: with `--public-url` its own WebSocket URL."""
-    port = free_port()
+    """`dicehall serve ARGS` on `port` (default: a free one; `command` is how to run
+    `dicehall`); `advertise`: with `--public-url` its own WebSocket URL."""
+    port = port or free_port()
     if advertise:
         args = (*args, "--public-url", Listener(port).ws)
     proc = subprocess.Popen(

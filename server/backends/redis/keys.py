@@ -35,6 +35,11 @@ def record_log_key(room: str) -> str:
     return f"dh:{{{room}}}:rlog"
 
 
+def journal_key(room: str) -> str:
+    """The commands run since the snapshot, a batch per commit (server/journal.py)."""
+    return f"dh:{{{room}}}:journal"
+
+
 def record_key(room: str) -> str:
     """A finished game's whole record (JSON), kept `RECORD_TTL` seconds."""
     return f"dh:{{{room}}}:record"

@@ -21,13 +21,16 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from ... import snapshot
+from ... import journal, snapshot
 from ...actor import BotSpawner, RoomActor, Tally
+from ...commands import ReopenCmd
+from ...journal import Entry
 from ...room import Outgoing, RoomCore
 from .errors import Fenced
 from .keys import (
     LOBBY,
     command_channel,
+    journal_key,
     lease_key,
     log_key,
     process_key,
@@ -94,7 +97,9 @@ class Leases:
         return True
 
     async def own(self, core: RoomCore) -> None:
-        actor = RoomActor(core, self._commit, self.spawn_bot, expired=self.windows_expired)
+        actor = RoomActor(
+            core, self._commit, self.spawn_bot, expired=self.windows_expired, journal=True
+        )
         self.actors[core.id] = actor
         await self._link().subscribe(command_channel(core.id))
         actor.start()
@@ -158,32 +163,64 @@ class Leases:
             await redis.hdel(LOBBY, room)
             return False
         record_log = await redis.get(record_log_key(room)) or b""
-        core = snapshot.load(DECODER.decode(raw), self.history, record_log)
+        data = DECODER.decode(raw)
+        core = snapshot.load(data, self.history, record_log, presence=True)
+        batches = await redis.lrange(journal_key(room), 0, -1) if data["format"] >= 4 else []
         tail = await redis.xrevrange(log_key(room), "+", "-", count=self.history)
-        for _, fields in reversed(tail):
-            core.log.append(unpack_outgoing(fields[b"m"]))
+        logged = [unpack_outgoing(fields[b"m"]) for _, fields in reversed(tail)]
+        for out in logged:
+            if out.seq <= core.seq:  # (the journal's commands make the rest again)
+                core.log.append(out)
+        try:
+            ran = journal.replay(core, batches, {o.seq: o for o in logged})
+            if logged and core.seq != logged[-1].seq:
+                raise journal.JournalError(
+                    f"room {room}: the journal reaches seq {core.seq}, the log {logged[-1].seq}"
+                )
+        except journal.JournalError:
+            # A bug (or another version's rules): never run a room that differs from
+            # what its players saw. Let go of it; the log says why.
+            log.exception("room %s cannot be taken over", room)
+            await release(self._link(), room, self.proc)
+            return False
+        core.forget_presence()
         if room in self.actors:  # the scan and a forwarded call both got here
             return True
         # (none in Redis yet if an earlier version wrote the snapshot: the commit sets it)
         self.store.taken_over(room, min(len(record_log), len(core.record_log.data)))
         self.takeovers += 1
-        log.info("took over room %s at seq %d", room, core.seq)
+        log.info("took over room %s at seq %d (%d commands run again)", room, core.seq, ran)
         self.relay.taken_over(room, list(core.log))
         await self.own(core)
+        self._spawn(self._reopen(room))
         return True
+
+    async def _reopen(self, room: str) -> None:
+        """Answers the old owner held without committing them are gone: the open window
+        is announced again, and its seats answer again."""
+        actor = self.actors.get(room)
+        if actor is None:
+            return
+        done = actor.submit(ReopenCmd())
+        await asyncio.wait((done,))  # (cancelled if the room stopped here meanwhile)
+        if not done.cancelled() and done.exception() is not None:
+            log.warning("room %s: announcing its window again failed: %s", room, done.exception())
 
     # --- the actors' commit ------------------------------------------------------------
 
-    async def _commit(self, core: RoomCore, out: list[Outgoing], rider: object) -> None:
-        """Durable first, visible second: persist, publish (and answer the forwarded
-        command that made `out`, if a `RidingReply` rides along), then deliver locally."""
+    async def _commit(
+        self, core: RoomCore, out: list[Outgoing], rider: object, ran: list[Entry]
+    ) -> None:
+        """Durable first, visible second: persist (with `ran`, the commands that made
+        `out`), publish (and answer the forwarded command that made `out`, if a
+        `RidingReply` rides along), then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
         entries = [(o.seq, pack_outgoing(o)) for o in out]
         payload = pack_events(self.proc, [e for _, e in entries])
         try:
             reply = rider if isinstance(rider, RidingReply) else None
-            await self.store.persist(core, entries, payload, reply)
+            await self.store.persist(core, entries, payload, reply, journal.encode(ran))
         except Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run) before it runs anything else.
@@ -256,5 +293,5 @@ class Leases:
         redis = self._redis()
         await redis.hdel(LOBBY, room)  # first: no other process takes it over now
         await self.give_up(room, release_lease=True)
-        await redis.delete(snap_key(room), log_key(room), record_log_key(room))
+        await redis.delete(snap_key(room), log_key(room), record_log_key(room), journal_key(room))
         self.rooms_closed += 1

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from .keys import lease_key, log_key, record_key, record_log_key, snap_key
+from .keys import journal_key, lease_key, log_key, record_key, record_log_key, snap_key
 from .link import Link
 from .resp import Script
 
@@ -60,14 +60,15 @@ return 'released'
 
 _COMMIT = Script("""
 local lease, log, snap, record_key, record_log = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local reply_key = KEYS[6]
+local journal_key, reply_key = KEYS[6], KEYS[7]
 local owner, lease_ms, history = ARGV[1], ARGV[2], ARGV[3]
 local snapshot, record, record_ttl = ARGV[4], ARGV[5], ARGV[6]
 local rewrite, seq = ARGV[7] == '1', tonumber(ARGV[8])
 local publish, channel, payload = ARGV[9], ARGV[10], ARGV[11]
 local record_done, record_new = tonumber(ARGV[12]), ARGV[13]
 local reply, reply_ms, reply_channel = ARGV[14], ARGV[15], ARGV[16]
-local ENTRIES = 17  -- then seq, message pairs in order
+local journal = ARGV[17]
+local ENTRIES = 18  -- then seq, message pairs in order
 
 local holder = redis.call('get', lease)
 if holder and holder ~= owner then return 'fenced' end
@@ -75,12 +76,14 @@ local last = 0
 local top = redis.call('xrevrange', log, '+', '-', 'COUNT', 1)
 if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
 if last > seq then return 'fenced' end
+local first = seq + 1
+if #ARGV >= ENTRIES then first = tonumber(ARGV[ENTRIES]) end
+-- a commit sent again (its reply was lost) appends its commands once
+local fresh = last < first
 if rewrite then
   redis.call('del', log)
   last = 0
 else
-  local first = seq + 1
-  if #ARGV >= ENTRIES then first = tonumber(ARGV[ENTRIES]) end
   if last < first - 1 then return 'behind' end
   if record_done > 0 and redis.call('strlen', record_log) ~= record_done then
     return 'behind'
@@ -97,7 +100,12 @@ for i = ENTRIES, #ARGV, 2 do
     redis.call('xadd', log, 'MAXLEN', '~', history, ARGV[i] .. '-1', 'm', ARGV[i + 1])
   end
 end
-redis.call('set', snap, snapshot)
+if snapshot ~= '' then
+  redis.call('set', snap, snapshot)
+  redis.call('del', journal_key)
+elseif journal ~= '' and fresh then
+  redis.call('rpush', journal_key, journal)
+end
 if record ~= '' then redis.call('set', record_key, record, 'EX', record_ttl) end
 if payload ~= '' then redis.call(publish, channel, payload) end
 if reply ~= '' then
@@ -126,6 +134,7 @@ class CommitArgs:
     history: int
     """The log's length (approximate MAXLEN)."""
     snapshot: bytes
+    """The room's snapshot, or b"" to keep the last one and append `journal` instead."""
     seq: int
     """The room's seq: the log may not be past it."""
     entries: list[tuple[int, bytes]]
@@ -146,6 +155,8 @@ class CommitArgs:
     """Published on `channel` once written ('' publishes nothing)."""
     reply: RidingReply | None = None
     reply_ms: int = 0
+    journal: bytes = b""
+    """The commands run since the last commit (server/journal.py), when no snapshot."""
 
 
 def _word(raw: Any) -> str:
@@ -154,7 +165,7 @@ def _word(raw: Any) -> str:
 
 async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
     keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
-    keys.append(record_log_key(room))
+    keys += [record_log_key(room), journal_key(room)]
     reply = args.reply
     if reply is not None:
         keys.append(reply.key)
@@ -175,6 +186,7 @@ async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
         b"" if reply is None else reply.data,
         args.reply_ms,
         "" if reply is None else reply.channel,
+        args.journal,
     ]
     for seq, entry in args.entries:
         argv += [seq, entry]

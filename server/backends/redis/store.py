@@ -1,9 +1,15 @@
 """The durable side of the rooms a process owns: each commit, and the lobby entries.
 
 A commit is one fenced script (scripts.py): the room's new messages appended to its log,
-what its record gained appended to the record's log, the snapshot written, the lease held,
-and only then the messages published and the forwarded command's reply kept and
-published. What subscribers see is always committed, and one round trip does it all.
+what its record gained appended to the record's log, the snapshot written (or, between
+snapshots, the commands that made the messages appended to the room's journal:
+server/journal.py), the lease held, and only then the messages published and the
+forwarded command's reply kept and published. What subscribers see is always committed,
+and one round trip does it all.
+
+The snapshot is written every `SNAPSHOT_EVERY` commits, at the first commit of a room
+this process starts running, whenever a room is written back whole, and when its game
+ends; a new owner loads it and runs the journal again (leases.py).
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ from .packing import ENCODER, pack_outgoing
 from .scripts import CommitArgs, Committed, RidingReply, commit
 
 log = logging.getLogger("dicehall.redis")
+
+SNAPSHOT_EVERY = 8
+"""Commits per snapshot: the snapshot is about a tenth of a commit's work on its owner
+(docs/benchmarks.md, "Scale-out that pays"); a new owner runs at most this many commits'
+commands again."""
 
 
 class RoomStore:
@@ -57,12 +68,15 @@ class RoomStore:
         """Each owned room's `lobby_key` as last written: most commits leave it as it is."""
         self._record_written: dict[str, int] = {}
         """Each owned room's record log bytes already in Redis: a commit appends the rest."""
+        self._since: dict[str, int] = {}
+        """Each owned room's commits since its last snapshot (absent: write one next)."""
 
     def forget(self, room: str) -> None:
         """The room is no longer run here."""
         self._writing.pop(room, None)
         self._lobby.pop(room, None)
         self._record_written.pop(room, None)
+        self._since.pop(room, None)
 
     def forget_lobby(self) -> None:
         """Redis may have lost the lobby: write every entry again at its next commit."""
@@ -78,10 +92,12 @@ class RoomStore:
         entries: list[tuple[int, bytes]],
         payload: bytes = b"",
         reply: RidingReply | None = None,
+        journal: bytes = b"",
     ) -> None:
         """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
         `payload` (the messages for other processes) is published once they are written,
-        and `reply` after it.
+        and `reply` after it. `journal`: the commands that made `entries` (a snapshot is
+        written instead when one is due; without entries, always).
 
         Raises `Fenced` when another process runs the room now."""
         backoff = 0.05
@@ -89,7 +105,9 @@ class RoomStore:
         while True:
             try:
                 async with lock:
-                    status = await self._write(core, entries, payload, reply, rewrite=False)
+                    status = await self._write(
+                        core, entries, payload, reply, rewrite=False, journal=journal
+                    )
                     if status is Committed.BEHIND:  # Redis lost the log: write the room back
                         log.warning("room %s: Redis lost its log; writing it back", core.id)
                         self._lobby.pop(core.id, None)
@@ -125,8 +143,19 @@ class RoomStore:
         payload: bytes,
         reply: RidingReply | None,
         rewrite: bool,
+        journal: bytes = b"",
     ) -> Committed:
-        """One fenced, atomic write of the room: log entries, snapshot, record, lease."""
+        """One fenced, atomic write of the room: log entries, snapshot or journal, record,
+        lease."""
+        since = self._since.get(core.id)
+        whole = (
+            rewrite
+            or not entries
+            or not journal
+            or since is None
+            or since + 1 >= SNAPSHOT_EVERY
+            or core.status == "over"
+        )
         record = b""
         if core.status == "over" and core.record is not None:
             record = msgspec.json.encode(core.record)
@@ -140,7 +169,8 @@ class RoomStore:
                 owner=self.proc,
                 lease_ms=self.lease_ms,
                 history=self.history,
-                snapshot=ENCODER.encode(snapshot.dump(core)),
+                snapshot=ENCODER.encode(snapshot.dump(core)) if whole else b"",
+                journal=b"" if whole else journal,
                 seq=core.seq,
                 entries=entries,
                 record=record,
@@ -157,4 +187,5 @@ class RoomStore:
         )
         if status is Committed.WRITTEN:
             self._record_written[core.id] = size
+            self._since[core.id] = 0 if whole else (since or 0) + 1
         return status

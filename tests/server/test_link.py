@@ -23,12 +23,16 @@ from typing import Any
 import pytest
 from redis.exceptions import RedisError
 
-from server.backends.redis.connect import connect
 from server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
 from server.backends.redis.link import ClusterLink, Link, StandaloneLink, Unheard
 from server.backends.redis.resp import Script
-from server.backends.redis.urls import parse_redis_url
-from tests.support.redis import RedisClusterNodes, RedisServer, running_cluster, running_redis
+from tests.support.redis import (
+    RedisClusterNodes,
+    RedisServer,
+    backend_connections,
+    running_cluster,
+    running_redis,
+)
 from tests.support.sentinel import SentinelSet, running_sentinels
 from tests.support.tls import Certs, make_certs
 
@@ -177,14 +181,8 @@ class Heard:
 async def opened(target: Target) -> AsyncIterator[tuple[Link, Heard]]:
     """A link built as the backend builds it, and what it heard; closed at the end."""
     heard = Heard()
-    client, link = await connect(
-        parse_redis_url(target.url, target.cluster),
-        heard.on_message,
-        heard.on_down,
-        heard.on_up,
-        cluster=target.cluster,
-        reply_timeout=REPLY_TIMEOUT,
-        patience=5.0,
+    client, link = await backend_connections(
+        target.url, target.cluster, heard.on_message, heard.on_down, heard.on_up, REPLY_TIMEOUT
     )
     assert isinstance(link, ClusterLink if target.cluster else StandaloneLink)
     try:

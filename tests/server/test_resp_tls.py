@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 from redis.exceptions import ConnectionError
 
-from server.backends.redis.connect import connect
 from server.backends.redis.pubsub import RespSubscriber
 from server.backends.redis.resp import RespConnection
-from server.backends.redis.urls import parse_redis_url
 from tests.support.proxy import faulty_proxy
-from tests.support.redis import RedisServer, running_redis
+from tests.support.redis import RedisServer, backend_connections, running_redis
 from tests.support.tls import Certs, make_certs
 
 
@@ -61,15 +59,7 @@ async def works(url: str) -> None:
     finally:
         await sub.close()
         await conn.close()
-    client, link = await connect(
-        parse_redis_url(url),
-        lambda c, d: None,
-        lambda: None,
-        lambda: None,
-        cluster=False,
-        reply_timeout=1.0,
-        patience=5.0,
-    )
+    client, link = await backend_connections(url)
     try:
         assert await client.get("k") == b"v"
         await link.ping()
@@ -86,15 +76,7 @@ async def refused(url: str, why: str | None) -> None:
             await conn.execute("PING")
     finally:
         await conn.close()
-    client, link = await connect(
-        parse_redis_url(url),
-        lambda c, d: None,
-        lambda: None,
-        lambda: None,
-        cluster=False,
-        reply_timeout=1.0,
-        patience=5.0,
-    )
+    client, link = await backend_connections(url)
     try:
         with pytest.raises(ConnectionError):
             await client.ping()

@@ -19,12 +19,10 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError, RedisError, ResponseError
 
-from server.backends.redis.connect import connect
 from server.backends.redis.pubsub import RespSubscriber
 from server.backends.redis.resp import RespConnection, Script
-from server.backends.redis.urls import parse_redis_url
 from tests.support.proxy import faulty_proxy
-from tests.support.redis import RedisServer, free_redis_port, running_redis
+from tests.support.redis import RedisServer, backend_connections, free_redis_port, running_redis
 from tests.support.sentinel import SERVICE, SentinelSet, running_sentinels
 from tests.support.tls import Certs, make_certs
 
@@ -106,15 +104,7 @@ async def test_a_failover_is_followed_by_commands_subscriber_and_redis_py(
         lambda: events.append("down"),
         lambda: events.append("up"),
     )
-    client, link = await connect(
-        parse_redis_url(url),
-        lambda c, d: None,
-        lambda: None,
-        lambda: None,
-        cluster=False,
-        reply_timeout=1.0,
-        patience=5.0,
-    )
+    client, link = await backend_connections(url)
     try:
         await sub.subscribe("ch")
         assert await conn.execute("INCR", "n") == 1
@@ -195,15 +185,7 @@ async def test_rediss_sentinel_speaks_tls_to_the_primary_it_names(certs: Certs) 
         url = watched.url(1)
         assert url.startswith("rediss+sentinel://")
         conn = RespConnection(url)
-        client, link = await connect(
-            parse_redis_url(url),
-            lambda c, d: None,
-            lambda: None,
-            lambda: None,
-            cluster=False,
-            reply_timeout=1.0,
-            patience=5.0,
-        )
+        client, link = await backend_connections(url)
         try:
             await conn.execute("SET", "k", "v")
             assert await client.get("k") == b"v"

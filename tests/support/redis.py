@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import redis
@@ -30,8 +31,11 @@ from protocol import errors as E
 from protocol.messages.common import Actor
 from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
 from rules.bots import get_bot
+from server.backends.redis.connect import connect
 from server.backends.redis.keys import lease_key, log_key, snap_key
+from server.backends.redis.link import Link
 from server.backends.redis.packing import unpack_outgoing
+from server.backends.redis.urls import parse_redis_url
 from server.room import Outgoing
 from tests.support.tls import Certs
 
@@ -441,3 +445,24 @@ def check_stream(player: Player, log: dict[int, Outgoing], spectator: bool = Fal
         committed = log[seq].for_seat(player.seat)
         assert message == committed, f"{name} saw {message!r}, the log says {committed!r}"
     return seq
+
+
+async def backend_connections(
+    url: str,
+    cluster: bool = False,
+    on_message: Callable[[bytes, bytes], None] | None = None,
+    on_down: Callable[[], None] | None = None,
+    on_up: Callable[[], None] | None = None,
+    reply_timeout: float = 1.0,
+) -> tuple[Any, Link]:
+    """redis-py's client and the hot link for `url`, built as the backend builds them (the
+    caller closes both)."""
+    return await connect(
+        parse_redis_url(url, cluster),
+        on_message or (lambda channel, data: None),
+        on_down or (lambda: None),
+        on_up or (lambda: None),
+        cluster=cluster,
+        reply_timeout=reply_timeout,
+        patience=5.0,
+    )

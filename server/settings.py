@@ -178,15 +178,18 @@ class Config:
     def load(
         cls, environ: Mapping[str, str] | None = None, args: argparse.Namespace | None = None
     ) -> Config:
-        """Defaults, then DICEHALL_* variables, then the flags given on the command line."""
+        """Defaults, then DICEHALL_* variables, then the flags given on the command line.
+        A variable whose flag is given is not read at all: an environment may hold a
+        variable of the same name meant for something else (Kubernetes sets
+        `DICEHALL_PORT=tcp://...` for a Service named `dicehall`)."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f, kind in _settings():
             env, flag = f.metadata["env"], f.metadata["flag"]
-            if env and environ.get(env):  # empty means unset
-                values[f.name] = parse(kind, environ[env], env)
             if flag and args is not None and getattr(args, f.name, None) is not None:
                 values[f.name] = getattr(args, f.name)
+            elif env and environ.get(env):  # empty means unset
+                values[f.name] = parse(kind, environ[env], env)
         return cls(**values)
 
 

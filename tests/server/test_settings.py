@@ -68,6 +68,14 @@ def test_a_variable_its_setting_cannot_take_is_named_in_the_error(
         Config.load(environ={name: value})
 
 
+def test_a_variable_whose_flag_is_given_is_not_read() -> None:
+    """Kubernetes gives every pod `DICEHALL_PORT=tcp://IP:80` for a Service `dicehall`."""
+    env = {"DICEHALL_PORT": "tcp://10.96.0.5:80"}
+    with pytest.raises(SettingError):
+        Config.load(environ=env)
+    assert Config.load(environ=env, args=parser().parse_args(["--port", "8000"])).port == 8000
+
+
 def test_limits_carry_the_time_outs() -> None:
     limits = Config(hello_timeout_ms=1234, idle_timeout_ms=5678).limits
     assert (limits.hello_timeout_ms, limits.idle_timeout_ms) == (1234, 5678)

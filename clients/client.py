@@ -502,9 +502,8 @@ class Client:
             name=name,
             autostart=autostart,
         )
-        info = (await self._typed(req, R.CreateResult)).room
-        self._consider(None, info.url)
-        return info
+        # (no move before it sits: until then the host role is this connection's)
+        return (await self._typed(req, R.CreateResult)).room
 
     async def join(
         self, room: str, seat: int | None = None, name: str | None = None
@@ -663,11 +662,10 @@ class Client:
 
     # --- following rooms to their server ---------------------------------------------------
 
-    def _consider(self, room: str | None, url: str | None) -> None:
-        """A reply said where `room` (None: a room just created) is run: move there if
-        every room this client is in is run there too."""
-        if room is not None:
-            self._owners[room] = url
+    def _consider(self, room: str, url: str | None) -> None:
+        """A reply said where `room` is run: move there if every room this client is in
+        is run there too."""
+        self._owners[room] = url
         link = self._link
         if not self.follow or url is None or (link is not None and link.url == url):
             return

@@ -447,7 +447,10 @@ class Table:
         assert isinstance(created, CreateResult)
         room = self.room = created.room.room
         owner = created.room.url
-        if cfg.follow and owner is not None:  # between games: a fresh socket, then join
+        # Between games: a fresh socket where the room runs, then join (the creator's seat
+        # too: it gives up the host role with its old socket, which these rooms, started
+        # by themselves when full, never need).
+        if cfg.follow and owner is not None:
             moving = [s for s in self.seats if s.url != owner]
             await asyncio.gather(*(self.worker.move(s, owner) for s in moving))
         self._opened.clear()

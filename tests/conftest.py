@@ -8,11 +8,13 @@ per module so no module sees another's lobby).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.redis import RedisServer, running_redis
 from tests.support.servers import ServerProcess, running_server
+from tests.support.tls import Certs, make_certs
 
 BACKENDS = ["memory", "redis"]
 
@@ -22,6 +24,19 @@ def redis_server() -> Iterator[RedisServer]:
     """One real `redis-server` for the whole run (tests that restart or cut Redis off
     start their own)."""
     with running_redis() as r:
+        yield r
+
+
+@pytest.fixture(scope="session")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    """A CA, an unrelated one, a server certificate for 127.0.0.1 and a client's."""
+    return make_certs(Path(tmp_path_factory.mktemp("certs")))
+
+
+@pytest.fixture(scope="session")
+def tls_redis(certs: Certs) -> Iterator[RedisServer]:
+    """A `redis-server` that speaks TLS only and wants the client's certificate."""
+    with running_redis(tls=certs) as r:
         yield r
 
 

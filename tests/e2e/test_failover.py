@@ -13,14 +13,16 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
+from server.backends.redis.keys import process_key
 from tests.support.redis import (
     Player,
     RedisServer,
     check_stream,
+    closing,
     committed_log,
     committed_seq,
     lease_owner,
@@ -37,14 +39,6 @@ LEASE_S = 2.0
 def two_servers(url: str, *extra: str) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     with running_server("--redis", url, *extra) as a, running_server("--redis", url, *extra) as b:
         yield a, b
-
-
-@contextlib.asynccontextmanager
-async def closing(players: list[Player]) -> AsyncIterator[list[Player]]:
-    try:
-        yield players
-    finally:
-        await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
 
 
 @pytest.fixture
@@ -181,7 +175,7 @@ async def test_owners_killed_at_random_moments_lose_nothing_any_client_saw(
                 await watcher.until_seq(committed_seq(r, room) + 2)
                 await asyncio.sleep(rng.uniform(0.0, 0.5))  # a random moment, on purpose
                 owner = lease_owner(r, room)
-                address = r.get(f"dh:proc:{owner}:url") if owner else None
+                address = r.get(process_key(owner)) if owner else None
                 if address is None or watcher.over():
                     continue  # between owners, or over
                 port = int(address.decode().rsplit(":", 1)[1].split("/", 1)[0])

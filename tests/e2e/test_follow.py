@@ -10,13 +10,19 @@ where they are, and forwarding plays the game as before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 import redis
 
-from tests.support.redis import Player, RedisServer, check_stream, committed_log, seat_players
+from tests.support.redis import (
+    Player,
+    RedisServer,
+    check_stream,
+    closing,
+    committed_log,
+    seat_players,
+)
 from tests.support.servers import ServerProcess, running_server
 
 from .helpers import metrics
@@ -37,14 +43,6 @@ def advertising(
 
 def forwarded(server: ServerProcess) -> float:
     return metrics(server)["dicehall_commands_forwarded_total"]
-
-
-@contextlib.asynccontextmanager
-async def closing(players: list[Player]) -> AsyncIterator[list[Player]]:
-    try:
-        yield players
-    finally:
-        await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
 
 
 async def test_a_seat_on_the_other_process_moves_to_the_owner(

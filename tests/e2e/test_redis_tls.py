@@ -9,28 +9,15 @@ refuses a connection without the client's certificate.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from tests.support.redis import (
     Player,
     RedisServer,
     check_stream,
     committed_log,
-    running_redis,
     seat_players,
 )
 from tests.support.servers import running_server
-from tests.support.tls import make_certs
-
-
-@pytest.fixture(scope="module")
-def tls_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    certs = make_certs(Path(tmp_path_factory.mktemp("certs")))
-    with running_redis(tls=certs) as r:
-        yield r
 
 
 async def test_a_game_across_two_processes_over_tls(tls_redis: RedisServer) -> None:

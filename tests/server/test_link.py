@@ -17,7 +17,6 @@ import itertools
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,10 +30,9 @@ from tests.support.redis import (
     RedisServer,
     backend_connections,
     running_cluster,
-    running_redis,
+    until_redis_answers,
 )
 from tests.support.sentinel import SentinelSet, running_sentinels
-from tests.support.tls import Certs, make_certs
 
 KINDS = ["standalone", "tls", "cluster", "sentinel"]
 REPLY_TIMEOUT = 0.5
@@ -46,17 +44,6 @@ _names = itertools.count()
 def unique(name: str) -> str:
     """A name no other test uses (the cluster has no databases to keep tests apart)."""
     return f"t{next(_names)}-{name}"
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(Path(tmp_path_factory.mktemp("certs")))
-
-
-@pytest.fixture(scope="module")
-def tls_redis(certs: Certs) -> Iterator[RedisServer]:
-    with running_redis(tls=certs) as r:
-        yield r
 
 
 @pytest.fixture(scope="module")
@@ -190,17 +177,6 @@ async def opened(target: Target) -> AsyncIterator[tuple[Link, Heard]]:
     finally:
         await link.close()
         await client.aclose()
-
-
-async def eventually(attempt: Callable[[], Any], timeout: float = 15.0) -> Any:
-    """The result of the first `attempt()` that does not raise `RedisError` (a connection
-    Redis cut fails what was in flight; the next attempt reconnects)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            try:
-                return await attempt()
-            except RedisError:
-                await asyncio.sleep(0.05)
 
 
 # --- commands -----------------------------------------------------------------------------
@@ -349,8 +325,8 @@ async def test_cut_connections_say_down_then_up_and_everything_works_again(
         await heard.until(lambda: heard.on(channel) == [b"again"])
 
         assert target.kill("normal") >= 1
-        assert await eventually(lambda: link.command("GET", key)) == b"v"
-        await eventually(link.ping)
+        assert await until_redis_answers(lambda: link.command("GET", key)) == b"v"
+        await until_redis_answers(link.ping)
 
 
 def freeze(nodes: list[RedisServer]) -> None:
@@ -383,8 +359,8 @@ async def test_a_frozen_redis_fails_the_ping_and_the_link_heals(target: Target) 
                     await link.ping()
         finally:
             thaw(frozen)
-        await eventually(link.ping)
-        await eventually(lambda: _published(target, channel))
+        await until_redis_answers(link.ping)
+        await until_redis_answers(lambda: _published(target, channel))
         await heard.until(lambda: bool(heard.on(channel)))
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ssl
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from redis.asyncio.connection import parse_url
@@ -15,12 +14,7 @@ from redis.asyncio.connection import parse_url
 from server.backends.redis.urls import RedisUrl, RedisUrlError, Tls, parse_redis_url
 from server.settings import SettingError
 from tests.support.servers import ROOT
-from tests.support.tls import Certs, make_certs
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(Path(tmp_path_factory.mktemp("certs")))
+from tests.support.tls import Certs
 
 
 def test_one_redis() -> None:

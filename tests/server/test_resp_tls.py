@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from redis.exceptions import ConnectionError
@@ -16,19 +14,8 @@ from redis.exceptions import ConnectionError
 from server.backends.redis.pubsub import RespSubscriber
 from server.backends.redis.resp import RespConnection
 from tests.support.proxy import faulty_proxy
-from tests.support.redis import RedisServer, backend_connections, running_redis
-from tests.support.tls import Certs, make_certs
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(Path(tmp_path_factory.mktemp("certs")))
-
-
-@pytest.fixture(scope="module")
-def tls_redis(certs: Certs) -> Iterator[RedisServer]:
-    with running_redis(tls=certs) as r:
-        yield r
+from tests.support.redis import RedisServer, backend_connections
+from tests.support.tls import Certs
 
 
 def url(server: RedisServer, certs: Certs, host: str = "127.0.0.1", **params: str) -> str:

@@ -11,36 +11,30 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
-from typing import Any
 
 import pytest
-from redis.exceptions import ConnectionError, RedisError, ResponseError
+from redis.exceptions import ConnectionError, ResponseError
 
 from server.backends.redis.pubsub import RespSubscriber
 from server.backends.redis.resp import RespConnection, Script
 from tests.support.proxy import faulty_proxy
-from tests.support.redis import RedisServer, backend_connections, free_redis_port, running_redis
+from tests.support.redis import (
+    RedisServer,
+    backend_connections,
+    free_redis_port,
+    running_redis,
+    until_redis_answers,
+)
 from tests.support.sentinel import SERVICE, SentinelSet, running_sentinels
-from tests.support.tls import Certs, make_certs
+from tests.support.tls import Certs
 
 
 @pytest.fixture(scope="module")
 def sentinels() -> Iterator[SentinelSet]:
     with running_sentinels() as s:
         yield s
-
-
-async def eventually(attempt: Callable[[], Any], timeout: float = 30.0) -> Any:
-    """The result of the first `attempt()` that does not raise `RedisError`."""
-    async with asyncio.timeout(timeout):
-        while True:
-            try:
-                return await attempt()
-            except RedisError:
-                await asyncio.sleep(0.05)
 
 
 async def test_each_sentinel_is_asked_in_turn_a_dead_or_silent_one_is_skipped(
@@ -116,8 +110,8 @@ async def test_a_failover_is_followed_by_commands_subscriber_and_redis_py(
 
         with new.client(db) as r:
             for i in range(3):
-                assert await eventually(partial(conn.execute, "SET", "n", i)) == b"OK"
-                assert await eventually(partial(client.set, "rare", i)) is True
+                assert await until_redis_answers(partial(conn.execute, "SET", "n", i)) == b"OK"
+                assert await until_redis_answers(partial(client.set, "rare", i)) is True
                 assert r.get("n") == r.get("rare") == str(i).encode()
             async with asyncio.timeout(30):
                 while events[-1:] != ["up"] or not r.publish("ch", "after"):
@@ -171,11 +165,6 @@ async def test_a_readonly_answer_gives_the_connection_up(
             await conn.execute("INCR", "k", "too-many")
     finally:
         await conn.close()
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(Path(tmp_path_factory.mktemp("certs")))
 
 
 async def test_rediss_sentinel_speaks_tls_to_the_primary_it_names(certs: Certs) -> None:

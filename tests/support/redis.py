@@ -18,13 +18,14 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import redis
+from redis.exceptions import RedisError
 
 from clients.client import Client, ConnectionLost, RoomLost
 from protocol import errors as E
@@ -466,3 +467,23 @@ async def backend_connections(
         reply_timeout=reply_timeout,
         patience=5.0,
     )
+
+
+async def until_redis_answers(attempt: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """The result of the first `attempt()` that does not raise `RedisError` (a connection
+    Redis cut fails what was in flight; the next attempt reconnects)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                return await attempt()
+            except RedisError:
+                await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def closing(players: list[Player]) -> AsyncIterator[list[Player]]:
+    """The players, closed at the end whatever happened."""
+    try:
+        yield players
+    finally:
+        await asyncio.gather(*(p.close() for p in players), return_exceptions=True)

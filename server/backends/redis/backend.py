@@ -246,7 +246,7 @@ class RedisBackend(Backend):
 
     def _on_message(self, channel: bytes, data: bytes) -> None:
         """Every pub/sub message, as it is parsed: no task unless it must wait."""
-        if self._bus is not None and channel == self._bus.replies.encode():
+        if self._bus is not None and channel == self._bus.replies_name:
             self._bus.resolve(data)
             return
         room = room_of(channel)
@@ -358,9 +358,8 @@ class RedisBackend(Backend):
     async def subscribe(self, room: str) -> None:
         """Returns once the room's messages reach this process (also for the second member
         in): from its own commits if it owns the room, else on the event channel."""
-        self.relay.interest[room] = self.relay.interest.get(room, 0) + 1
         async with self._reaching_redis():
-            await self.relay.listen(room)
+            await self.relay.subscribe(room)
 
     def unsubscribe(self, room: str) -> None:
         self.bus.forget_owner(room)

@@ -54,14 +54,14 @@ presence counts, which are not in a snapshot (a new owner counts them from zero)
 creator's resignation, which does nothing the second time."""
 
 _COMMANDS = msgspec.msgpack.Decoder(CommandType)
-_RESULTS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+_RESULTS: dict[type[Command[Any]], msgspec.msgpack.Decoder[Any]] = {}
+"""A decoder of each command class's result, made the first time one is answered."""
 
 
 def _decode_result(cmd: type[Command[Any]], raw: msgspec.Raw) -> Any:
-    typ = result_type(cmd)
-    decoder = _RESULTS.get(typ)
+    decoder = _RESULTS.get(cmd)
     if decoder is None:
-        decoder = _RESULTS[typ] = msgspec.msgpack.Decoder(typ)
+        decoder = _RESULTS[cmd] = msgspec.msgpack.Decoder(result_type(cmd))
     return decoder.decode(raw)
 
 
@@ -96,6 +96,8 @@ class CommandBus:
         self._seen_here = seen_here
         """Members here have seen the room (so Redis lost it, and its owner rewrites it)."""
         self.replies = reply_channel(proc)
+        self.replies_name = self.replies.encode()
+        """The reply channel as pub/sub messages name it: compared for every message."""
         self._loop = asyncio.get_running_loop()
         self._owners: dict[str, bytes] = {}
         """The process last known to own each room that commands were forwarded to: no

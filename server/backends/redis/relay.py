@@ -54,6 +54,11 @@ class EventRelay:
         """Members here have been delivered messages of `room`."""
         return room in self._last_seq
 
+    async def subscribe(self, room: str) -> None:
+        """Count a member in; returns once the room's messages reach this process."""
+        self.interest[room] = self.interest.get(room, 0) + 1
+        await self.listen(room)
+
     def unsubscribe(self, room: str) -> None:
         n = self.interest.get(room, 0) - 1
         if n > 0:

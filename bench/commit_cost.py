@@ -48,6 +48,9 @@ class Counter:
     def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
         self.messages += len(outgoing)
 
+    def deliver_progress(self, room: str, progress: Outgoing) -> None:
+        """(not asked for: a bot's member)"""
+
 
 def core_of(backend: Backend, room: str) -> RoomCore:
     core = backend.local_room(room)

@@ -49,6 +49,7 @@ from protocol.messages.server import (
     ErrorMessage,
     GameOver,
     Goodbye,
+    Progress,
     RoomMessage,
     RoomUpdate,
     Snapshot,
@@ -406,7 +407,9 @@ class Client:
 
     def turn(self, room: str) -> TurnWindow | None:
         """The turn window of `room` open as of the latest message received (which may be
-        ahead of what the consumer of `messages()` has read)."""
+        ahead of what the consumer of `messages()` has read); its `actors` are the seats
+        still to answer, as far as this client knows (a `snapshot` lists only those, and
+        with the `progress` feature each `progress` takes the answered ones off)."""
         return self._turns.get(room)
 
     def info(self, room: str) -> RoomInfo | None:
@@ -832,6 +835,11 @@ class Client:
             self._turns[room] = None
         elif isinstance(message, RoomUpdate):
             self._infos[room] = message.info
+        elif isinstance(message, Progress):
+            turn = self._turns.get(room)
+            if turn is not None and turn.window == message.window:
+                actors = [a for a in turn.actors if a.seat not in message.answered]
+                self._turns[room] = msgspec.structs.replace(turn, actors=actors)
 
     async def _heartbeat(self, link: _Link) -> None:
         """A protocol `ping` every `heartbeat_ms`: keeps an idle client from the idle close

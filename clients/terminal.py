@@ -17,10 +17,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from protocol import errors as E
+from protocol.features import PROGRESS
 from protocol.messages.server import (
     Chat,
     Event,
     GameOver,
+    Progress,
     RoomUpdate,
     Snapshot,
     TurnWindow,
@@ -107,6 +109,8 @@ class Terminal:
         self.view: dict[str, Any] = {}
         self.game = ""
         self.deadline_ms: int | None = None
+        self.answered: set[int] = set()
+        """Seats whose answer to the open window was said (from `progress`)."""
         self.window: int | None = None
         self.over = False
         self.reconnects = 0
@@ -171,8 +175,16 @@ class Terminal:
                 if info.status == "playing" and info.commitment:
                     self.say(f"* game on; dice commitment {info.commitment[:16]}...")
             case Event(event=event):
+                if event.get("type") == "answered" and event.get("seat") in self.answered:
+                    return  # said when its `progress` came
                 self.say("* " + self._event_text(event))
+            case Progress(answered=answered):
+                for seat in answered:
+                    if seat not in self.answered:
+                        self.answered.add(seat)
+                        self.say(f"* {self._name(seat)} answered")
             case Window(actors=actors, deadline=deadline):
+                self.answered = set()
                 self.deadline_ms = deadline
                 who = ", ".join(self._name(a.seat) for a in actors)
                 self.say(f"* turn window {message.window}: {who} to act")
@@ -303,7 +315,7 @@ async def play(
     turn_window: int | None,
     bot: str,
 ) -> int:
-    async with Client(urls, name=name, encoding="json") as client:
+    async with Client(urls, name=name, encoding="json", features=[PROGRESS]) as client:
         if room is None:
             if game is None:
                 raise SystemExit("dicehall play: give --game to create a room or --room to join")

@@ -18,7 +18,7 @@ from .errors import InvalidMessageError, ProtocolError, UnknownTypeError, from_b
 from .limits import ReaderLimits
 from .messages.client import Request
 from .messages.results import RESULTS, Result
-from .messages.server import Reply, RoomMessage, ServerMessage, Snapshot, Welcome
+from .messages.server import Progress, Reply, RoomMessage, ServerMessage, Snapshot, Welcome
 from .subprotocols import Encoding
 
 
@@ -132,6 +132,8 @@ class ClientConnection:
     def _sequenced(self, message: RoomMessage) -> list[Incoming]:
         room, seq = message.room, message.seq
         last = self._seqs.get(room)
+        if isinstance(message, Progress):  # a hint as of `seq`: stale once more followed
+            return [message] if seq == last else []
         if isinstance(message, Snapshot):
             if last is not None and seq < last:
                 return []

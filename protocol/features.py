@@ -8,6 +8,10 @@
 - `legal_without_view`: `legal` takes `view: false`, and its reply's `view` is then null.
   The view is most of what `legal` costs to build and to send; a bot that keeps its own
   picture of the game (or needs none: a random one) asks for the actions alone.
+- `progress`: a `progress` message each time an answer to a shared window (Qwinto, Qwixx)
+  comes in, listing the seats that have answered. Without it those answers show only when
+  the window resolves (as `answered` events, before what resolved it); a table that shows
+  who it is waiting for asks for it, a bot has no use for it.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from typing import Final
 
 TIMESTAMPS: Final = "timestamps"
 LEGAL_WITHOUT_VIEW: Final = "legal_without_view"
+PROGRESS: Final = "progress"
 
-SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW)
+SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS)
 """What a v1 server offers, in `welcome.features` order."""
 
 

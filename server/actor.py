@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from protocol.errors import ProtocolError
 
-from .commands import AddBotsCmd, Command, ExpireCmd, R, execute
+from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R, execute
 from .journal import Entry, kept
 from .room import Outgoing, RoomCore
 
@@ -34,6 +34,9 @@ Commit = Callable[[RoomCore, list[Outgoing], object, list[Entry]], Awaitable[Non
 """(core, messages, what a rider made of the command's result or None, the commands run
 since the last commit when the actor keeps a journal, else [])"""
 CommitNow = Callable[[RoomCore, list[Outgoing]], None]
+Progress = Callable[[RoomCore], None]
+"""Shows who has answered the open window (`RoomCore.progress`) after an answer that the
+room kept back: nothing to commit, so nothing waits."""
 BotSpawner = Callable[[str, int, str], None]
 
 
@@ -63,6 +66,7 @@ class RoomActor:
         commit_now: CommitNow | None = None,
         expired: Tally | None = None,
         journal: bool = False,
+        progress: Progress | None = None,
     ) -> None:
         self.core = core
         self._loop = asyncio.get_running_loop()
@@ -86,6 +90,7 @@ class RoomActor:
         self._expired = expired
         self._journal: list[Entry] | None = [] if journal else None
         """The commands run since the last commit (server/journal.py), when kept."""
+        self._progress = progress
 
     def start(self) -> None:
         self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
@@ -110,6 +115,11 @@ class RoomActor:
                 fut = item[1]
                 if fut is not None and not fut.done():
                     fut.cancel()
+
+    def unwritten(self) -> bool:
+        """Commands ran since the last commit (answers the room kept back): a hand-over
+        writes the room before it lets go, so that none of them is lost."""
+        return bool(self._journal)
 
     async def call(self, cmd: Command[R], rider: Rider | None = None) -> R:
         """Run `cmd` in turn; its result, once its messages are committed."""
@@ -146,6 +156,8 @@ class RoomActor:
             result, out = execute(self.core, cmd, time.time())
             if out:
                 commit(self.core, out)
+            elif self._progress is not None and isinstance(cmd, ActCmd):
+                self._progress(self.core)
         except ProtocolError:
             raise
         except Exception:
@@ -200,6 +212,8 @@ class RoomActor:
             if journal:
                 ran, self._journal = journal, []
             await self._commit(self.core, out, None if rider is None else rider(result), ran)
+        elif self._progress is not None and isinstance(cmd, ActCmd):  # an answer kept back
+            self._progress(self.core)
         if fut is not None and not fut.done():
             fut.set_result(result)
         self._after(cmd, result)

@@ -16,6 +16,7 @@ from protocol.messages.server import (
     Chat,
     Event,
     GameOver,
+    Progress,
     RoomUpdate,
     Snapshot,
     Window,
@@ -36,6 +37,8 @@ class Sync(msgspec.Struct, kw_only=True):
     seq: int
     messages: list[RoomMessageType] | None = None
     snapshot: Snapshot | None = None
+    progress: Progress | None = None
+    """Who has answered the open window, as of `seq` (answers not yet shown)."""
 
 
 LegalAnswer = tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]
@@ -184,9 +187,11 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
         case SyncCmd(seat=seat, last_seq=last_seq, watch=watch):
             core.spectate(watch)
             messages = core.since(last_seq, seat) if last_seq is not None else None
+            progress = core.progress()
             if messages is not None:
-                return Sync(seq=core.seq, messages=messages), []  # type: ignore[arg-type]
-            return Sync(seq=core.seq, snapshot=core.snapshot(seat)), []
+                sync = Sync(seq=core.seq, messages=messages, progress=progress)  # type: ignore[arg-type]
+                return sync, []
+            return Sync(seq=core.seq, snapshot=core.snapshot(seat), progress=progress), []
         case WatchCmd(delta=delta):
             core.spectate(delta)
             return None, []

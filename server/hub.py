@@ -17,6 +17,10 @@ class Member(Protocol):
     def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
         """Queue for sending; never blocks (a slow member is cut off, not waited for)."""
 
+    def deliver_progress(self, room: str, progress: Outgoing) -> None:
+        """Who has answered the open window (a `Progress`, unnumbered): for the members
+        that asked for it and are up to date with the room."""
+
 
 class Hub:
     def __init__(self) -> None:
@@ -40,3 +44,9 @@ class Hub:
         if members and outgoing:
             for member in list(members):
                 member.deliver(room, outgoing)
+
+    def progress(self, room: str, progress: Outgoing) -> None:
+        members = self._rooms.get(room)
+        if members:
+            for member in list(members):
+                member.deliver_progress(room, progress)

@@ -26,6 +26,7 @@ from protocol.messages.server import (
     Chat,
     Event,
     GameOver,
+    Progress,
     RoomMessage,
     RoomUpdate,
     Snapshot,
@@ -40,6 +41,8 @@ from rules.fair import new_seed
 from rules.records import new_record
 
 SeatKind = Literal["open", "human", "bot"]
+ANSWERED = "answered"
+"""The rules' event for "this seat's answer to the shared window is in" (docs/rules.md)."""
 Status = Literal["open", "playing", "over"]
 
 
@@ -116,7 +119,9 @@ class Outgoing:
         return frame
 
 
-_LOG_DECODER = msgspec.msgpack.Decoder(RoomUpdate | Event | Window | WindowClosed | GameOver | Chat)
+_LOG_DECODER = msgspec.msgpack.Decoder(
+    RoomUpdate | Event | Window | WindowClosed | GameOver | Chat | Progress
+)
 _LOG_ENCODER = msgspec.msgpack.Encoder()
 
 
@@ -295,6 +300,8 @@ class RoomCore:
         self.deadline: float | None = None
         """Absolute unix time at which the open window closes."""
         self._done: list[SeatAction] = []
+        self._answers: list[dict[str, Any]] = []
+        """The open window's `answered` events, kept back (`_keeps_back`) until it resolves."""
         self.last_activity = 0.0
         self.autostart = autostart
         self.host_key = host_key
@@ -533,7 +540,34 @@ class RoomCore:
             raise E.IllegalActionError(exc.message, rule=exc.rule) from None
         # a command's action is its own fresh map: no copy per entry of the record
         self._log({"seat": seat, "action": action if type(action) is dict else dict(action)})
+        if self._keeps_back(state, events):
+            self._answers += events
+            self.last_activity = now
+            return []
         return self._advance(events, now)
+
+    def _keeps_back(self, state: State, events: list[dict[str, Any]]) -> bool:
+        """An answer to a shared window that leaves it open (Qwinto, Qwixx) only says that
+        the seat answered: its `answered` event waits, unnumbered, for the window to
+        resolve, and goes out then, before what resolved it. So such an answer needs no
+        commit of its own (one commit per window instead of one per answer: a failover may
+        lose it, and the window is announced again: docs/protocol.md, "What a failover
+        keeps"), and members who asked for it see who answered at once (`progress`)."""
+        return (
+            bool(events)
+            and state.window() == self.window_id
+            and not state.is_over()
+            and not state.chance_pending()
+            and all(e.get("type") == ANSWERED and "for" not in e for e in events)
+        )
+
+    def progress(self) -> Progress | None:
+        """Who has answered the open window so far, while their answers are kept back: the
+        `progress` feature's message (unnumbered: `seq` is the last message's)."""
+        if not self._answers or self.window_id is None:
+            return None
+        answered = [e["seat"] for e in self._answers]
+        return Progress(room=self.id, seq=self.seq, window=self.window_id, answered=answered)
 
     def expire(self, now: float) -> list[Outgoing]:
         """The deadline passed: apply the rules' defaults until this window closes."""
@@ -557,6 +591,8 @@ class RoomCore:
         """Resolve chance, then turn the engine's events and window changes into messages."""
         state = self.state
         assert state is not None
+        if self._answers:
+            events, self._answers = self._answers + events, []
         while state.chance_pending():
             events += self._chance(state)
         out = self._events(events)

@@ -21,7 +21,7 @@ import msgspec
 from prometheus_client import Counter
 
 from protocol import errors as E
-from protocol.features import LEGAL_WITHOUT_VIEW, TIMESTAMPS, accept
+from protocol.features import LEGAL_WITHOUT_VIEW, PROGRESS, TIMESTAMPS, accept
 from protocol.messages import client as C
 from protocol.messages import results as R
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -113,6 +113,8 @@ class Session:
         """The `timestamps` feature is on: live room messages carry `sent_us`."""
         self.legal_without_view = False
         """The `legal_without_view` feature is on: `legal` may say `view: false`."""
+        self.progress = False
+        """The `progress` feature is on: who has answered a shared window, as they do."""
 
     # --- the hub's side ------------------------------------------------------------------
 
@@ -133,6 +135,12 @@ class Session:
         self._seen[room] = outgoing[-1].seq
         if room in self.hosting and any(type(out.message) is GameOver for out in outgoing):
             self.hosting.pop(room)  # a finished room is nothing to host: off the limit
+
+    def deliver_progress(self, room: str, progress: Outgoing) -> None:
+        """Sent only as of the last message sent here: a catch-up under way (held) or a
+        message not yet here would make it stale or early; the next one corrects it."""
+        if self.progress and room not in self._held and self._seen.get(room) == progress.seq:
+            self.sink.room(progress, None)
 
     # --- requests ------------------------------------------------------------------------
 
@@ -248,6 +256,7 @@ class Session:
         features = accept(req.features)
         self.timestamps = TIMESTAMPS in features
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
+        self.progress = PROGRESS in features
         return R.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
 
     async def _create(self, req: C.Create) -> R.CreateResult:
@@ -446,6 +455,8 @@ class Session:
             self.sink.message(sync.snapshot)
         for message in sync.messages or ():
             self.sink.message(message)
+        if sync.progress is not None and self.progress:
+            self.sink.message(sync.progress)
         held = self._held.pop(room, [])
         self._seen[room] = sync.seq
         self.deliver(room, held)

@@ -18,8 +18,9 @@ from rules import get_game
 
 from .room import RecordLog, RoomCore, Seat
 
-FORMAT = 4
-"""4: seats' presence (`connected`), `left` and the spectators too, so that the journal of
+FORMAT = 5
+"""5: the open window's `answered` events kept back (`answers`: RoomCore._keeps_back);
+4: seats' presence (`connected`), `left` and the spectators too, so that the journal of
 commands after the snapshot (server/journal.py) runs again exactly as it ran, and a
 process of an earlier version, which would not run the journal, refuses it; 3: the
 record's log beside the snapshot (`record_bytes` of it, `record_entries` entries); 2 had
@@ -57,6 +58,7 @@ def dump(core: RoomCore) -> dict[str, Any]:
         "window": core.window_id,
         "deadline": core.deadline,
         "done": msgspec.to_builtins(core._done),
+        "answers": core._answers,
         "last_activity": core.last_activity,
         "record": core.record_head,
         "record_bytes": len(core.record_log.data),
@@ -72,7 +74,7 @@ def load(
     the new owner seats them again) unless `presence`: then it is as dumped, for the
     journal to run again on, and the caller forgets it after (`RoomCore.forget_presence`).
     """
-    if data.get("format") not in (1, 2, 3, FORMAT):
+    if data.get("format") not in (1, 2, 3, 4, FORMAT):
         raise ValueError(f"unsupported room snapshot format {data.get('format')!r}")
     game = get_game(data["game"])
     core = RoomCore(
@@ -109,6 +111,7 @@ def load(
     core.window_id = data["window"]
     core.deadline = data["deadline"]
     core._done = msgspec.convert(data["done"], list[SeatAction])
+    core._answers = list(data.get("answers", ()))  # (before 5, every answer was shown)
     core.last_activity = data["last_activity"]
     record = data["record"]
     if data["format"] == 1 and record is not None:

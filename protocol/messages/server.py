@@ -148,6 +148,18 @@ class Chat(RoomMessage, tag="chat"):
     seat: Seat | None = None
 
 
+class Progress(RoomMessage, tag="progress"):
+    """With the `progress` feature: the seats whose answer to the open shared window is in.
+
+    Takes no number of its own: `seq` is the last numbered room message's, as in a
+    snapshot, and the message is a live hint, not part of the room's record. The answers
+    themselves are shown as `answered` events when the window resolves.
+    """
+
+    window: WindowId
+    answered: list[Seat]
+
+
 class Goodbye(ServerMessage, tag="goodbye", omit_defaults=True):
     """Sent just before the server closes the socket; `code` is the close code."""
 
@@ -168,6 +180,7 @@ ServerMessageType = (
     | WindowClosed
     | GameOver
     | Chat
+    | Progress
     | Goodbye
 )
 
@@ -182,6 +195,7 @@ SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (
     WindowClosed,
     GameOver,
     Chat,
+    Progress,
     Goodbye,
 )
 
@@ -193,4 +207,5 @@ ROOM_MESSAGES: tuple[type[RoomMessage], ...] = (
     WindowClosed,
     GameOver,
     Chat,
+    Progress,
 )

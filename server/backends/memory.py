@@ -93,6 +93,7 @@ class MemoryBackend(Backend):
             self.spawn_bot,
             commit_now=self._commit_now,
             expired=self.windows_expired,
+            progress=self._progress,
         )
         self._actors[room_id] = actor
         actor.start()
@@ -118,6 +119,11 @@ class MemoryBackend(Backend):
             task = asyncio.get_running_loop().create_task(self._close_deserted(core.id))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
+
+    def _progress(self, core: RoomCore) -> None:
+        progress = core.progress()
+        if progress is not None:
+            self.hub.progress(core.id, Outgoing(progress))
 
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
         cores = [a.core for a in self._actors.values()]

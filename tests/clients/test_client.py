@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,8 +18,18 @@ from clients.client import (
     RoomLost,
     http_url,
 )
+from clients.terminal import Terminal
 from protocol import errors as E
-from protocol.messages.server import Chat, GameOver, RoomMessage, Snapshot, Window
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    Progress,
+    RoomMessage,
+    Snapshot,
+    Window,
+    WindowClosed,
+)
 from tests.support.servers import ServerProcess, free_port, running_server
 
 
@@ -309,3 +320,64 @@ async def test_server_going_away_sends_the_client_to_the_next_url(
 def test_http_url_follows_the_websocket_url() -> None:
     assert http_url("ws://h:8000/ws", "/api/x") == "http://h:8000/api/x"
     assert http_url("wss://example.org/dice/ws", "/api/x") == "https://example.org/dice/api/x"
+
+
+async def test_progress_takes_the_answered_seats_off_the_open_turn(server: ServerProcess) -> None:
+    """With `progress`, the client hears who answered a shared window as they do (a hint as
+    of the last seq), and `turn()` lists only the seats still to answer; the `answered`
+    events come, numbered, when the window resolves."""
+    async with (
+        Client(server.ws, name="Ada", features=["progress"]) as ada,
+        Client(server.ws, name="Bo") as bo,
+        Client(server.ws, name="Cy") as cy,
+    ):
+        assert ada.hello is not None and ada.hello.features == ["progress"]
+        room = (await ada.create("qwixx", 3, turn_window=600, public=False)).room
+        for client in (ada, bo, cy):
+            await client.join(room)
+        await ada.start(room)
+        window = (await until(ada, lambda m: isinstance(m, Window)))[-1]
+        assert isinstance(window, Window)
+        seq = ada.last_seq(room)
+
+        await bo.act(room, {"type": "pass"}, window=window.window)
+        hint = await ada.receive(timeout=10)
+        assert isinstance(hint, Progress) and (hint.seq, hint.answered) == (seq, [1])
+        turn = ada.turn(room)
+        assert turn is not None and [a.seat for a in turn.actors] == [0, 2]
+        assert ada.last_seq(room) == seq, "a hint takes no number"
+
+        await cy.act(room, {"type": "pass"}, window=window.window)
+        await ada.act(room, {"type": "pass"}, window=window.window)
+        seen = await until(ada, lambda m: isinstance(m, WindowClosed))
+        numbered = [m for m in seen if not isinstance(m, Progress)]
+        assert consecutive(numbered) and numbered[0].seq == seq + 1
+        answered = [m.event["seat"] for m in numbered if isinstance(m, Event)][:3]
+        assert answered == [1, 2, 0]
+
+
+async def test_the_terminal_says_each_answer_once(server: ServerProcess) -> None:
+    """`dicehall play` asks for `progress`: "Bo answered" as Bo does, not again when the
+    window resolves."""
+    async with (
+        Client(server.ws, name="Ada", features=["progress"]) as ada,
+        Client(server.ws, name="Bo") as bo,
+    ):
+        room = (await ada.create("qwixx", 2, turn_window=600, public=False)).room
+        await ada.join(room)
+        await bo.join(room)
+        await ada.start(room)
+        screen = io.StringIO()
+        terminal = Terminal(ada, room, out=screen)
+        for message in await until(ada, lambda m: isinstance(m, Window)):
+            terminal.note(message)
+        window = message
+        assert isinstance(window, Window)
+        await bo.act(room, {"type": "pass"}, window=window.window)
+        terminal.note(await ada.receive(timeout=10))
+        await ada.act(room, {"type": "pass"}, window=window.window)
+        for message in await until(ada, lambda m: isinstance(m, WindowClosed)):
+            terminal.note(message)
+        lines = screen.getvalue().splitlines()
+        assert lines.count("* Bo answered") == 1 and lines.count("* Ada answered") == 1
+        assert lines.index("* Bo answered") < lines.index("* Ada answered")

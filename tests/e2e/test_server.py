@@ -457,7 +457,7 @@ async def test_bad_input_gets_its_error_and_changes_nothing(server: ServerProces
     message or any change of state because of it."""
     ada = await RawClient.open(server.ws, hello={"name": "Ada"})
     bo = await RawClient.open(server.ws, MSGPACK, hello={"name": "Bo"})
-    watcher = await RawClient.open(server.ws)
+    watcher = await RawClient.open(server.ws, hello={"features": ["progress"]})
     stranger = await RawClient.open(server.ws)
     room = await new_room(ada, "qwinto", 2, turn_window=600, public=False)
     await ada.call("join", room=room, seat=0)
@@ -479,7 +479,8 @@ async def test_bad_input_gets_its_error_and_changes_nothing(server: ServerProces
     second = await ada.next("window")
     assert {a["seat"] for a in second["actors"]} == {0, 1}
     await ada.call("act", room=room, window=second["window"], action={"type": "pass"})
-    await watcher.next(lambda m: m.get("type") == "event" and m["event"]["type"] == "answered")
+    hint = await watcher.next("progress")  # (her `answered` event waits for the window's end)
+    assert hint["answered"] == [0] and hint["window"] == second["window"]
 
     # The baseline: Bo still owes an answer to window 2.
     base_ada = await ada.call("legal", room=room)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -23,6 +25,8 @@ from tests.support.redis import RedisServer
 from tests.support.servers import ROOT, ServerProcess, running_server
 
 from .helpers import metrics
+
+T = TypeVar("T")
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -465,3 +469,44 @@ def test_the_page_follows_its_room_to_the_process_that_runs_it(
             assert served["dicehall_commands_forwarded_total"] == before
         finally:
             guest.close()
+
+
+def test_the_page_shows_who_it_waits_for_as_each_answer_comes_in(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """The page asks for `progress`: in Qwixx's white window, whose answer is in shows at
+    once (the answers themselves only when the window resolves)."""
+    bo = new_player(players, browser, server, "Bo")
+    room = bo.create("qwixx", seats=3, bots=0, turn_window=600)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    def run(job: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(job, loop).result(30)
+
+    others = [Client(server.ws, name=name) for name in ("Cy", "Di")]
+    try:
+        for client in others:
+            run(client.connect())
+            run(client.join(room))
+        assert bo.wait_move(-1)
+        turnbar = bo.page.locator(".turnbar .turn-who")
+        seen = bo.legal_count()
+        bo.page.click("button[data-action='pass']")
+        bo.wait_legal(seen)
+        turnbar.filter(has_text="Waiting for Cy, Di").wait_for()
+        turn = others[0].turn(room)
+        assert turn is not None
+        run(others[0].act(room, {"type": "pass"}, window=turn.window))
+        turnbar.filter(has_text="Waiting for Di").wait_for()
+        assert not any("answered" in line for line in bo.log())
+        run(others[1].act(room, {"type": "pass"}, window=turn.window))
+        bo.page.wait_for_function(
+            "() => !document.querySelector('.turnbar').textContent.includes('Waiting for Di')"
+        )
+    finally:
+        for client in others:
+            run(client.close())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)

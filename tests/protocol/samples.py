@@ -37,6 +37,7 @@ from protocol import (
     OptionInfo,
     Ping,
     PingResult,
+    Progress,
     Reply,
     Resume,
     ResumeResult,
@@ -164,6 +165,7 @@ SERVER = [
         room="r7Kx2", seq=8, scores=[28, -5], winners=[0], seed=SEED.hex(), commitment=COMMITMENT
     ),
     Chat(room="r7Kx2", seq=9, sender="Ada", seat=0, text="gg"),
+    Progress(room="r7Kx2", seq=6, window=5, answered=[1]),
     Goodbye(code=1001, reason="server restart", retry_ms=2000),
 ]
 

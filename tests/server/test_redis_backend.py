@@ -20,7 +20,15 @@ import redis
 
 from protocol import errors as E
 from protocol.messages import client as C
-from protocol.messages.server import Chat, GameOver, RoomUpdate, ServerMessage
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    Progress,
+    RoomUpdate,
+    ServerMessage,
+    WindowClosed,
+)
 from server import snapshot
 from server.app import Server
 from server.backends.redis import RedisBackend
@@ -29,6 +37,7 @@ from server.backends.redis.keys import (
     SECRET,
     command_channel,
     event_channel,
+    journal_key,
     lease_key,
     log_key,
     record_key,
@@ -449,3 +458,78 @@ async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_re
             assert r.exists(record_log_key(room)) == 0
             assert r.hget(LOBBY, room) is None
             assert r.exists(record_key(room)) == 1
+
+
+async def test_an_answer_kept_back_commits_nothing_and_its_progress_crosses_to_members_elsewhere(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """An answer that leaves a shared window open is not written (one commit per window),
+    and members on another process that asked for `progress` hear who answered."""
+    url, r = db
+    async with processes(url) as (a, b):
+        ada = await hello(a, "Ada")
+        bo, cy = Member(b), Member(b)
+        for member, name in ((bo, "Bo"), (cy, "Cy")):
+            await member.ask(C.Hello, client="t", name=name, tokens=[], features=["progress"])
+        room = await create(ada, "qwixx", 3, turn_window=600)
+        for member in (ada, bo, cy):
+            await member.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        window = (await ada.ask(C.Legal, room=room)).window
+        await eventually(
+            lambda: (
+                len(bo.stream(room)) > 0
+                and bo.stream(room)[-1].seq == cy.stream(room)[-1].seq == ada.stream(room)[-1].seq
+            )
+        )
+        seq = committed_seq(r, room)
+        snap = r.get(snap_key(room))
+        journal_len = r.llen(journal_key(room))
+
+        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await eventually(lambda: any(isinstance(m, Progress) for m in cy.stream(room)))
+        hint = next(m for m in cy.stream(room) if isinstance(m, Progress))
+        assert (hint.seq, hint.window, hint.answered) == (seq, window, [0])
+        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        assert committed_seq(r, room) == seq and r.get(snap_key(room)) == snap
+        assert r.llen(journal_key(room)) == journal_len, "nothing written for either answer"
+
+        await cy.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await eventually(lambda: ada.stream(room)[-1].seq > seq)
+        assert committed_seq(r, room) > seq
+        contiguous(ada.stream(room))
+        answered = [
+            m.event["seat"]
+            for m in ada.stream(room)
+            if isinstance(m, Event) and m.event["type"] == "answered"
+        ]
+        assert answered == [0, 1, 2]
+
+
+async def test_a_room_handed_over_keeps_the_answers_its_window_kept_back(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """A hand-over (what a drain does to each room) is not a failover: the answers a shared
+    window kept back are written before the lease goes, and nobody answers again."""
+    url, r = db
+    async with processes(url) as (a, b):
+        ada, bo, room = await two_seats(a, b, turn_window=600)
+        await ada.ask(C.Start, room=room)
+        window = (await ada.ask(C.Legal, room=room)).window
+        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        seq = committed_seq(r, room)
+
+        await backend(a).leases.give_up(room, release_lease=True)
+        await ada.ask(C.Legal, room=room)  # (a process takes the room over to answer)
+        owner = a if lease_owner(r, room) == backend(a).proc else b
+        core = backend(owner).local_room(room)
+        assert core is not None and core.window_id == window and core.seq >= seq
+        progress = core.progress()
+        assert progress is not None and progress.answered == [1]
+        with pytest.raises(E.NotYourTurnError):  # seat 1's answer is in
+            await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await eventually(lambda: any(isinstance(m, WindowClosed) for m in bo.stream(room)))
+        closed = next(m for m in bo.stream(room) if isinstance(m, WindowClosed))
+        assert [(x.seat, x.default) for x in closed.actions] == [(0, False), (1, False)]
+        contiguous(bo.stream(room))

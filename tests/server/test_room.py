@@ -384,12 +384,18 @@ def test_a_shared_window_closes_when_the_last_actor_answers() -> None:
     opened = messages(out, Window)[-1]
     assert {a.seat for a in opened.actors} == {0, 1}
     assert opened.deadline == int((T0 + 20) * 1000)
+    seq = core.seq
     out = core.act(1, {"type": "pass"}, opened.window, T0 + 1)
-    assert messages(out, WindowClosed) == []
-    assert [m.event for m in messages(out, Event)] == [{"type": "answered", "seat": 1}]
+    assert out == [] and core.seq == seq, "the answer is kept back, unnumbered"
+    progress = core.progress()
+    assert progress is not None and progress.answered == [1] and progress.seq == seq
     with pytest.raises(E.NotYourTurnError):  # answering twice
         core.act(1, {"type": "pass"}, opened.window, T0 + 2)
     out = core.act(0, {"type": "pass"}, opened.window, T0 + 3)
+    events = [m.event for m in messages(out, Event)]
+    assert events[:2] == [{"type": "answered", "seat": 1}, {"type": "answered", "seat": 0}]
+    assert [m.seq for m in out] == list(range(seq + 1, seq + 1 + len(out))), "no gap"
+    assert core.progress() is None
     closed = messages(out, WindowClosed)[0]
     assert closed.window == opened.window
     assert {(a.seat, a.default) for a in closed.actions} == {(0, False), (1, False)}

@@ -22,7 +22,9 @@ from protocol.messages import client as C
 from protocol.messages.common import Action
 from protocol.messages.server import (
     Chat,
+    Event,
     GameOver,
+    Progress,
     RoomMessage,
     RoomUpdate,
     ServerMessage,
@@ -494,3 +496,75 @@ async def test_legal_leaves_the_view_out_only_with_the_feature() -> None:
         assert bare.view is None and isinstance(full.view, dict) and full.view["you"] == 1
         assert (bare.window, bare.actions) == (full.window, full.actions) and bare.actions
         assert ada.stream(room)[-1].seq == seq, "asking changes nothing"
+
+
+# --- answers kept back, and the `progress` feature -------------------------------------------
+
+
+async def test_a_shared_windows_answers_show_when_it_resolves_and_progress_shows_them() -> None:
+    """Qwixx's white window: an answer that leaves it open is numbered and sent only when it
+    resolves; members who asked for `progress` hear who answered at once, the others not."""
+    async with running() as server:
+        ada, bo, cy = [await hello(server, n) for n in ("Ada", "Bo", "Cy")]
+        eager = Member(server)
+        result = await eager.ask(C.Hello, client="t", name="Di", tokens=[], features=["progress"])
+        assert result.features == ["progress"]
+        watcher = Member(server)
+        await watcher.ask(C.Hello, client="t", name="W", tokens=[], features=["progress"])
+        room = await create(ada, "qwixx", 4, turn_window=600)
+        for m in (ada, bo, cy, eager):
+            await m.ask(C.Join, room=room)
+        await watcher.ask(C.Spectate, room=room)
+        await ada.ask(C.Start, room=room)
+        legal = await ada.ask(C.Legal, room=room)
+        window, seq = legal.window, ada.stream(room)[-1].seq
+        marks = [len(m.out) for m in (ada, eager, watcher)]
+
+        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await eager.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        assert ada.stream(room, marks[0]) == [], "nothing is shown before the window resolves"
+        for member, mark in zip((eager, watcher), marks[1:], strict=True):
+            hints = [m for m in member.stream(room, mark) if isinstance(m, Progress)]
+            assert [(p.seq, p.window, p.answered) for p in hints] == [
+                (seq, window, [1]),
+                (seq, window, [1, 3]),
+            ]
+        assert ada.stream(room)[-1].seq == seq, "a hint takes no number"
+        view = (await ada.ask(C.Legal, room=room)).view
+        assert view["answered"] == [1, 3] and view["actors"] == [0, 2]
+
+        await cy.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        after = ada.stream(room, marks[0])
+        assert [m.seq for m in after] == list(range(seq + 1, seq + 1 + len(after)))
+        answered = [m.event["seat"] for m in after if isinstance(m, Event)][:4]
+        assert answered == [1, 3, 2, 0], "in the order the answers came"
+        assert [m.event["type"] for m in after[:4] if isinstance(m, Event)] == ["answered"] * 4
+        assert not any(isinstance(m, Progress) for m in ada.out), "not asked for, never sent"
+        # the numbered stream is the same for everyone
+        numbered = [m for m in watcher.stream(room, marks[2]) if not isinstance(m, Progress)]
+        assert [m.seq for m in numbered] == [m.seq for m in after]
+
+
+async def test_a_resume_ends_with_the_progress_of_the_open_window() -> None:
+    async with running() as server:
+        ada = Member(server)
+        await ada.ask(C.Hello, client="t", name="Ada", tokens=[], features=["progress"])
+        bo, cy = await hello(server, "Bo"), await hello(server, "Cy")
+        room = await create(ada, "qwixx", 3, turn_window=600)
+        token = (await ada.ask(C.Join, room=room)).token
+        await bo.ask(C.Join, room=room)
+        await cy.ask(C.Join, room=room)
+        await ada.ask(C.Start, room=room)
+        last_seq = ada.stream(room)[-1].seq
+        window = (await bo.ask(C.Legal, room=room)).window
+        await ada.session.disconnected()
+        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+
+        back = Member(server)
+        await back.ask(C.Hello, client="t", name="Ada", tokens=[token], features=["progress"])
+        mark = len(back.out)
+        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        caught = back.stream(room, mark)
+        assert resumed.mode == "events" and isinstance(caught[-1], Progress)
+        assert (caught[-1].seq, caught[-1].answered) == (resumed.seq, [1])

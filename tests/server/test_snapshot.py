@@ -95,3 +95,32 @@ def test_presence_restarts_from_zero_but_bots_stay() -> None:
     assert restored.check_token(0, "n")
     with pytest.raises(ValueError):
         snapshot.load({**snapshot.dump(core), "format": 99})
+
+
+@pytest.mark.parametrize("game", ["qwinto", "qwixx"])
+def test_answers_kept_back_are_in_the_snapshot_and_come_out_when_the_window_resolves(
+    game: str,
+) -> None:
+    original = playing_room(game, 3, bytes(32))
+    assert original.state is not None
+    while len(original.state.actors()) < 3:  # (Qwinto: the active seat chooses dice first)
+        seat = original.state.actors()[0]
+        original.act(seat, original.state.legal_actions(seat)[0], original.window_id, 1.0)
+    assert original.act(1, {"type": "pass"}, original.window_id, 1.0) == []
+    progress = original.progress()
+    assert progress is not None and progress.answered == [1]
+    data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(original)))
+    restored = snapshot.load(data, record_log=bytes(original.record_log.data), presence=True)
+    assert restored.progress() == progress
+    a, b = Random(3), Random(3)
+    while original.status != "over":
+        assert step(original, a, 2.0) == step(restored, b, 2.0)
+
+
+def test_a_format_4_snapshot_has_no_answers_kept_back() -> None:
+    """Before format 5 every answer was shown (and committed) as it came."""
+    original = playing_room("qwixx", 2, bytes(32))
+    data = snapshot.dump(original)
+    del data["answers"]
+    restored = snapshot.load(data | {"format": 4}, record_log=bytes(original.record_log.data))
+    assert restored.progress() is None and snapshot.dump(restored)["answers"] == []

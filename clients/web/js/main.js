@@ -56,6 +56,7 @@ class App {
     const name = this.playerName();
     const result = await this.conn.request('hello', {
       client: clientName,
+      features: ['progress'], // who has answered a shared window, as they do
       ...(name ? { name } : {}),
       ...(tokens.length ? { tokens } : {}),
     });

@@ -192,6 +192,10 @@ export class RoomView {
   // --- the message stream -------------------------------------------------------------
 
   onMessage(msg) {
+    if (msg.type === 'progress') {
+      this.progress(msg);
+      return;
+    }
     if (this.syncing && msg.type !== 'snapshot') {
       this.early.push(msg);
       return;
@@ -208,6 +212,16 @@ export class RoomView {
     this.apply(msg, true);
     this.persistSoon();
     if (msg.type !== 'chat') this.scheduleRefresh();
+    this.render();
+  }
+
+  /** Who has answered the open window: a hint as of its seq, dropped when not current. */
+  progress(msg) {
+    if (this.syncing || msg.seq !== this.lastSeq) return;
+    if (!this.turn || this.turn.window !== msg.window) return;
+    const actors = this.turn.actors.filter((a) => !msg.answered.includes(a.seat));
+    this.turn = { ...this.turn, actors };
+    this.scheduleRefresh(); // the view lists who answered (and hides what)
     this.render();
   }
 

@@ -33,7 +33,7 @@ from protocol.messages.common import RoomInfo
 from ...actor import BotSpawner, Rider, RoomActor
 from ...commands import Command, R, Sync
 from ...hub import Hub
-from ...room import RoomCore
+from ...room import Outgoing, RoomCore
 from ..base import Backend, RoomSpec, new_room_id
 from .bus import CommandBus
 from .connect import connect
@@ -42,7 +42,7 @@ from .health import Health
 from .keys import LOBBY, SECRET, lease_key, process_key, record_key, room_of
 from .leases import Leases
 from .link import Link
-from .packing import DECODER, EVENTS, events_prefix, unpack_outgoing
+from .packing import DECODER, EVENTS, events_prefix, pack_progress, unpack_outgoing
 from .relay import EventRelay
 from .store import RoomStore
 from .urls import parse_redis_url
@@ -112,6 +112,7 @@ class RedisBackend(Backend):
             spawn_bot=spawn_bot,
             drop_bots=drop_bots,
             public_url=lambda: self.public_url,
+            progress=self._progress,
         )
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
@@ -251,11 +252,14 @@ class RedisBackend(Backend):
             return
         room = room_of(channel)
         if channel.endswith(b":ev"):
-            if data.startswith(self._own_events):
+            if data.startswith(self._own_events, 1):
                 return  # its own commit (the channel is being dropped): delivered already
             events = EVENTS.decode(data)
             self.bus.saw_owner(room, events.sender)
-            self.relay.received(room, [unpack_outgoing(p) for p in events.out])
+            if events.progress:
+                self.relay.progress(room, Outgoing.from_msgpack(bytes(events.progress)))
+            else:
+                self.relay.received(room, [unpack_outgoing(p) for p in events.out])
         elif channel.endswith(b":cmd"):
             self._spawn(self.bus.serve(room, data))
 
@@ -354,6 +358,17 @@ class RedisBackend(Backend):
             for fut, deadline in list(self._waiting.items()):
                 if deadline < now and not fut.done():
                     fut.set_exception(E.UnavailableError(overdue))
+
+    def _progress(self, core: RoomCore) -> None:
+        """An answer the room kept back: who has answered, to the members here at once,
+        and on the event channel when its last commit reached members elsewhere."""
+        progress = core.progress()
+        if progress is None:
+            return
+        out = Outgoing(progress)
+        self.hub.progress(core.id, out)
+        if self.store.heard(core.id):
+            self._spawn(self.store.announce(core.id, pack_progress(self.proc, out)))
 
     async def subscribe(self, room: str) -> None:
         """Returns once the room's messages reach this process (also for the second member

@@ -22,7 +22,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ... import journal, snapshot
-from ...actor import BotSpawner, RoomActor, Tally
+from ...actor import BotSpawner, Progress, RoomActor, Tally
 from ...commands import ReopenCmd
 from ...journal import Entry
 from ...room import Outgoing, RoomCore
@@ -63,6 +63,7 @@ class Leases:
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
+        progress: Progress | None = None,
     ) -> None:
         self.proc = proc
         self._link = link
@@ -77,6 +78,7 @@ class Leases:
         self.spawn_bot = spawn_bot
         self.drop_bots = drop_bots
         self._public_url = public_url
+        self._progress = progress
         self.actors: dict[str, RoomActor] = {}
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
@@ -98,7 +100,12 @@ class Leases:
 
     async def own(self, core: RoomCore) -> None:
         actor = RoomActor(
-            core, self._commit, self.spawn_bot, expired=self.windows_expired, journal=True
+            core,
+            self._commit,
+            self.spawn_bot,
+            expired=self.windows_expired,
+            journal=True,
+            progress=self._progress,
         )
         self.actors[core.id] = actor
         await self._link().subscribe(command_channel(core.id))
@@ -117,6 +124,9 @@ class Leases:
         if self.drop_bots is not None:
             self.drop_bots(room)
         await actor.stop()
+        if actor.unwritten():  # answers the room kept back: written, not lost
+            with contextlib.suppress(Fenced):
+                await self.store.persist(actor.core, [])
         self.store.forget(room)
         with contextlib.suppress(RedisError):
             await self._link().unsubscribe(command_channel(room))

@@ -99,6 +99,10 @@ class Link(ABC):
         does not answer (the connection is given up and opened again)."""
 
     @abstractmethod
+    async def publish(self, channel: str, data: bytes) -> None:
+        """Publish on a room's channel, not waiting for Redis where it can."""
+
+    @abstractmethod
     async def subscribe(self, channel: str) -> None:
         """Returns once Redis confirmed it: what is published after that arrives."""
 
@@ -148,6 +152,9 @@ class StandaloneLink(Link):
 
     async def answer(self, key: str, data: bytes, px: int, channel: str) -> None:
         await self._commands.send("SET", key, data, "PX", px)
+        await self._commands.send("PUBLISH", channel, data)
+
+    async def publish(self, channel: str, data: bytes) -> None:
         await self._commands.send("PUBLISH", channel, data)
 
     async def ping(self) -> None:
@@ -213,6 +220,9 @@ class ClusterLink(Link):
         pipe.set(key, data, px=px)
         pipe.execute_command("SPUBLISH", channel, data)
         await pipe.execute()
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        await self.redis.spublish(channel, data)
 
     async def ping(self) -> None:
         # (the pub/sub connections answer to redis-py's health checks)

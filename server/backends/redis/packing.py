@@ -27,10 +27,13 @@ class Packed(msgspec.Struct):
 
 
 class Events(msgspec.Struct):
-    """One commit's messages on a room's event channel, and who committed them."""
+    """One commit's messages on a room's event channel, and who committed them; or, not
+    committed, who has answered the open window (`progress`: a `Progress` frame)."""
 
     sender: str = msgspec.field(name="from")
     out: list[Packed] = []
+    progress: msgspec.Raw = msgspec.Raw(b"")
+    """(msgspec reads no `Raw | None`: empty when absent)"""
 
 
 class Forwarded(msgspec.Struct):
@@ -73,10 +76,14 @@ def unpack_outgoing(data: bytes | Packed) -> Outgoing:
 
 
 def events_prefix(proc: str) -> bytes:
-    """How process `proc`'s event messages begin (msgspec keeps a map's order): a process
-    can tell its own commits on a channel without decoding them."""
-    return ENCODER.encode({"from": proc, "out": []})[:-1]
+    """How process `proc`'s event messages go on after their one-byte map header (msgspec
+    keeps a map's order): a process can tell its own on a channel without decoding them."""
+    return ENCODER.encode({"from": proc})[1:]
 
 
 def pack_events(proc: str, entries: list[bytes]) -> bytes:
     return ENCODER.encode({"from": proc, "out": [msgspec.Raw(e) for e in entries]})
+
+
+def pack_progress(proc: str, progress: Outgoing) -> bytes:
+    return ENCODER.encode({"from": proc, "progress": _frame(progress, None)})

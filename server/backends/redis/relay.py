@@ -125,6 +125,12 @@ class EventRelay:
             self._last_seq[room] = out[-1].seq
             self.hub.deliver(room, out)
 
+    def progress(self, room: str, progress: Outgoing) -> None:
+        """Who has answered the open window: passed on as of the last message here only
+        (earlier or later, it is stale or early, and the next one corrects it)."""
+        if room in self.interest and self._last_seq.get(room) == progress.seq:
+            self.hub.progress(room, progress)
+
     async def refill(self) -> None:
         """After an outage: read what pub/sub lost from the streams."""
         for room in list(self.interest):

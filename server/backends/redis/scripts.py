@@ -31,6 +31,9 @@ class Renewal(enum.StrEnum):
 class Committed(enum.StrEnum):
     WRITTEN = "written"
     """Written, the lease held (or taken back), then published, then the reply kept."""
+    HEARD = "heard"
+    """WRITTEN, and the messages published reached another process: members elsewhere
+    follow the room on its event channel."""
     FENCED = "fenced"
     """Not written: another process holds the lease, or the log is past this room's seq."""
     BEHIND = "behind"
@@ -107,11 +110,13 @@ elseif journal ~= '' and fresh then
   redis.call('rpush', journal_key, journal)
 end
 if record ~= '' then redis.call('set', record_key, record, 'EX', record_ttl) end
-if payload ~= '' then redis.call(publish, channel, payload) end
+local heard = false
+if payload ~= '' then heard = redis.call(publish, channel, payload) > 0 end
 if reply ~= '' then
   redis.call('set', reply_key, reply, 'PX', reply_ms)
   redis.call(publish, reply_channel, reply)
 end
+if heard then return 'heard' end
 return 'written'
 """)
 

@@ -15,6 +15,7 @@ ends; a new owner loads it and runs the journal again (leases.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -70,6 +71,8 @@ class RoomStore:
         """Each owned room's record log bytes already in Redis: a commit appends the rest."""
         self._since: dict[str, int] = {}
         """Each owned room's commits since its last snapshot (absent: write one next)."""
+        self._heard: set[str] = set()
+        """Owned rooms whose last published commit reached another process."""
 
     def forget(self, room: str) -> None:
         """The room is no longer run here."""
@@ -77,6 +80,16 @@ class RoomStore:
         self._lobby.pop(room, None)
         self._record_written.pop(room, None)
         self._since.pop(room, None)
+        self._heard.discard(room)
+
+    def heard(self, room: str) -> bool:
+        """Members elsewhere heard the room's last commit (so they may want its progress)."""
+        return room in self._heard
+
+    async def announce(self, room: str, payload: bytes) -> None:
+        """Publish what is not committed (a `progress`) on the room's event channel."""
+        with contextlib.suppress(RedisError):
+            await self._link().publish(event_channel(room), payload)
 
     def forget_lobby(self) -> None:
         """Redis may have lost the lobby: write every entry again at its next commit."""
@@ -185,7 +198,12 @@ class RoomStore:
                 reply_ms=self.reply_ms,
             ),
         )
-        if status is Committed.WRITTEN:
+        if status is Committed.WRITTEN or status is Committed.HEARD:
             self._record_written[core.id] = size
             self._since[core.id] = 0 if whole else (since or 0) + 1
+            if payload:
+                if status is Committed.HEARD:
+                    self._heard.add(core.id)
+                else:
+                    self._heard.discard(core.id)
         return status

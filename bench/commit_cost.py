@@ -42,6 +42,8 @@ SPEC = RoomSpec(game="qwixx", options={}, seats=4, turn_window=30, public=False)
 class Counter:
     """A member that only counts the messages it is sent."""
 
+    progress = False
+
     def __init__(self) -> None:
         self.messages = 0
 
@@ -49,7 +51,7 @@ class Counter:
         self.messages += len(outgoing)
 
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
-        """(not asked for: a bot's member)"""
+        """(never called: it did not ask)"""
 
 
 def core_of(backend: Backend, room: str) -> RoomCore:

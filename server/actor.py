@@ -15,7 +15,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any
 
 from protocol.errors import ProtocolError
 
@@ -51,12 +52,8 @@ class Tally:
 
 
 class RoomActor:
-    """`commit_now`: a commit that never waits (the memory backend's). With it, a call that
-    finds the room idle (nothing queued, nothing running) runs at once in the caller's
-    task: the same order as through the inbox, without waking the room's task and then the
-    caller's again, and without suspending the caller at all: a caller that loops on calls
-    yields itself (a house bot after each request, a connection between the frames of a
-    burst), so it cannot starve the event loop."""
+    """`commit_now`: a commit that never waits (the memory backend's), made in the
+    caller's task by a command that found the room idle (`submit`)."""
 
     def __init__(
         self,
@@ -102,7 +99,8 @@ class RoomActor:
         if self._timer is not None:
             self._timer.cancel()
         if self._task is not None and not self._task.done():
-            self._push(_STOP)
+            self._inbox.append(_STOP)
+            self._wake()
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), grace)
             except (TimeoutError, asyncio.CancelledError):
@@ -123,48 +121,52 @@ class RoomActor:
 
     async def call(self, cmd: Command[R], rider: Rider | None = None) -> R:
         """Run `cmd` in turn; its result, once its messages are committed."""
-        if (
-            self._commit_now is not None
-            and rider is None
-            and not self._queued
-            and not self._stopped
-        ):
-            return cast(R, self._run_now(cmd, self._commit_now))
-        fut: asyncio.Future[R] = self._loop.create_future()
-        self._put((cmd, fut, rider))
-        return await fut
+        return await self.submit(cmd, rider)
 
     def submit(self, cmd: Command[R], rider: Rider | None = None) -> asyncio.Future[R]:
-        """Queue `cmd`; the future gets its result once its messages are committed (or is
-        cancelled if the room stops before running it)."""
+        """Run `cmd` in turn; the future gets its result once its messages are committed
+        (or is cancelled if the room stops before running it).
+
+        A command that finds the room idle (nothing queued, nothing running) runs at once,
+        in the caller's task: the same order as through the inbox, without waking the
+        room's task and then the caller's again. Most commands commit nothing (`legal`, an
+        answer the window keeps back), and those are done when this returns; one that
+        must commit hands its commit to the room's task, first in line, so that commits
+        keep their order (the memory backend's `commit_now` never waits: it is done
+        here). A caller that loops on calls yields itself (a house bot after each request,
+        a connection between the frames of a burst), so it cannot starve the event loop."""
         fut: asyncio.Future[R] = self._loop.create_future()
-        self._put((cmd, fut, rider))
+        if self._queued or self._stopped:
+            self._put((cmd, fut, rider))
+            return fut
+        now = time.time()
+        try:
+            result, out = execute(self.core, cmd, now)
+        except ProtocolError as exc:
+            fut.set_exception(exc)
+            return fut
+        except Exception as exc:  # a bug must not kill the room for everyone
+            log.exception("room %s: %r failed", self.core.id, cmd)
+            fut.set_exception(exc)
+            return fut
+        ran = Ran(cmd, now, result, out)
+        if out and (rider is not None or self._commit_now is None):
+            self._queued += 1
+            self._inbox.insert(0, (ran, fut, rider))
+            self._wake()
+            return fut
+        self._settle_now(ran, fut)
         return fut
 
     def _put(self, item: tuple[Command[Any], asyncio.Future[Any] | None, Rider | None]) -> None:
         self._queued += 1
-        self._push(item)
-
-    def _push(self, item: Any) -> None:
         self._inbox.append(item)
+        self._wake()
+
+    def _wake(self) -> None:
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
-
-    def _run_now(self, cmd: Command[Any], commit: CommitNow) -> Any:
-        try:
-            result, out = execute(self.core, cmd, time.time())
-            if out:
-                commit(self.core, out)
-            elif self._progress is not None and isinstance(cmd, ActCmd):
-                self._progress(self.core)
-        except ProtocolError:
-            raise
-        except Exception:
-            log.exception("room %s: %r failed", self.core.id, cmd)
-            raise
-        self._after(cmd, result)
-        return result
 
     async def _run(self) -> None:
         loop = self._loop
@@ -178,15 +180,18 @@ class RoomActor:
             item = self._inbox.pop(0)
             if item is _STOP:
                 return
-            cmd, fut, rider = item
+            what, fut, rider = item
             try:
-                await self._step(cmd, fut, rider)
+                if isinstance(what, Ran):  # run already: commit it
+                    await self._settle(what, fut, rider)
+                else:
+                    await self._step(what, fut, rider)
             except asyncio.CancelledError:
                 if fut is not None and not fut.done():
                     fut.cancel()
                 raise
             except Exception as exc:  # a bug must not kill the room for everyone
-                log.exception("room %s: %r failed", self.core.id, cmd)
+                log.exception("room %s: %r failed", self.core.id, what)
                 if fut is not None and not fut.done():
                     fut.set_exception(exc)
             finally:
@@ -202,21 +207,43 @@ class RoomActor:
             if fut is not None and not fut.done():
                 fut.set_exception(exc)
             return
-        journal = self._journal
-        if journal is not None and kept(cmd):
-            journal.append((cmd, now))
-        if isinstance(cmd, ExpireCmd) and out and self._expired is not None:
-            self._expired.value += 1
+        ran = Ran(cmd, now, result, out)
         if out:
-            ran: list[Entry] = []
-            if journal:
-                ran, self._journal = journal, []
-            await self._commit(self.core, out, None if rider is None else rider(result), ran)
-        elif self._progress is not None and isinstance(cmd, ActCmd):  # an answer kept back
+            await self._settle(ran, fut, rider)
+        else:
+            self._settle_now(ran, fut)
+
+    async def _settle(self, ran: Ran, fut: asyncio.Future[Any] | None, rider: Rider | None) -> None:
+        """Commit what `ran` made (with the commands since the last commit), then answer."""
+        self._note(ran)
+        journal: list[Entry] = []
+        if self._journal:
+            journal, self._journal = self._journal, []
+        riding = None if rider is None else rider(ran.result)
+        await self._commit(self.core, ran.out, riding, journal)
+        self._done(ran, fut)
+
+    def _settle_now(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
+        """What `ran` made needs no wait: nothing (then, after an answer the room kept
+        back, show who has answered), or the memory backend's delivery."""
+        self._note(ran)
+        if ran.out:
+            assert self._commit_now is not None
+            self._commit_now(self.core, ran.out)
+        elif self._progress is not None and isinstance(ran.cmd, ActCmd):
             self._progress(self.core)
+        self._done(ran, fut)
+
+    def _note(self, ran: Ran) -> None:
+        if self._journal is not None and kept(ran.cmd):
+            self._journal.append((ran.cmd, ran.now))
+        if isinstance(ran.cmd, ExpireCmd) and ran.out and self._expired is not None:
+            self._expired.value += 1
+
+    def _done(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
         if fut is not None and not fut.done():
-            fut.set_result(result)
-        self._after(cmd, result)
+            fut.set_result(ran.result)
+        self._after(ran.cmd, ran.result)
 
     def _after(self, cmd: Command[Any], result: Any) -> None:
         if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
@@ -240,3 +267,13 @@ class RoomActor:
         self._timer = None
         self._armed = None
         self._put((ExpireCmd(), None, None))
+
+
+@dataclass(slots=True)
+class Ran:
+    """A command the room ran, with what it made, waiting to be committed and answered."""
+
+    cmd: Command[Any]
+    now: float
+    result: Any
+    out: list[Outgoing]

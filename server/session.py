@@ -137,9 +137,10 @@ class Session:
             self.hosting.pop(room)  # a finished room is nothing to host: off the limit
 
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
-        """Sent only as of the last message sent here: a catch-up under way (held) or a
-        message not yet here would make it stale or early; the next one corrects it."""
-        if self.progress and room not in self._held and self._seen.get(room) == progress.seq:
+        """(The hub calls only members that asked.) Sent only as of the last message sent
+        here: a catch-up under way (held) or a message not yet here would make it stale or
+        early; the next one corrects it."""
+        if room not in self._held and self._seen.get(room) == progress.seq:
             self.sink.room(progress, None)
 
     # --- requests ------------------------------------------------------------------------

@@ -121,7 +121,7 @@ class MemoryBackend(Backend):
             task.add_done_callback(self._closing.discard)
 
     def _progress(self, core: RoomCore) -> None:
-        progress = core.progress()
+        progress = core.progress() if self.hub.wants_progress(core.id) else None
         if progress is not None:
             self.hub.progress(core.id, Outgoing(progress))
 

@@ -362,12 +362,13 @@ class RedisBackend(Backend):
     def _progress(self, core: RoomCore) -> None:
         """An answer the room kept back: who has answered, to the members here at once,
         and on the event channel when its last commit reached members elsewhere."""
-        progress = core.progress()
+        here, elsewhere = self.hub.wants_progress(core.id), self.store.heard(core.id)
+        progress = core.progress() if here or elsewhere else None
         if progress is None:
             return
         out = Outgoing(progress)
         self.hub.progress(core.id, out)
-        if self.store.heard(core.id):
+        if elsewhere:
             self._spawn(self.store.announce(core.id, pack_progress(self.proc, out)))
 
     async def subscribe(self, room: str) -> None:

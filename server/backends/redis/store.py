@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -73,6 +74,8 @@ class RoomStore:
         """Each owned room's commits since its last snapshot (absent: write one next)."""
         self._heard: set[str] = set()
         """Owned rooms whose last published commit reached another process."""
+        self.written_at: dict[str, float] = {}
+        """Each owned room's last commit (monotonic seconds): it renewed the lease too."""
 
     def forget(self, room: str) -> None:
         """The room is no longer run here."""
@@ -81,6 +84,7 @@ class RoomStore:
         self._record_written.pop(room, None)
         self._since.pop(room, None)
         self._heard.discard(room)
+        self.written_at.pop(room, None)
 
     def heard(self, room: str) -> bool:
         """Members elsewhere heard the room's last commit (so they may want its progress)."""
@@ -199,6 +203,7 @@ class RoomStore:
             ),
         )
         if status is Committed.WRITTEN or status is Committed.HEARD:
+            self.written_at[core.id] = time.monotonic()
             self._record_written[core.id] = size
             self._since[core.id] = 0 if whole else (since or 0) + 1
             if payload:

@@ -1,10 +1,12 @@
 """A room as an actor: one task, one inbox, one timer for the open window's deadline.
 
-Everything that changes a room passes through its inbox, so the room needs no lock and
-its messages leave in sequence order. After each command the actor awaits `commit` (the
-memory backend delivers; the Redis backend persists, publishes, then delivers) before it
-answers the caller or takes the next command: nothing is acknowledged or shown that is not
-committed. The deadline is an absolute time kept in the core: the timer is only a
+Everything that changes a room passes through it in turn (in the caller's task when the
+room is idle, else through its inbox), so the room needs no lock and its messages leave in
+sequence order. After a command that made messages the actor awaits `commit` (the memory
+backend delivers; the Redis backend persists, publishes, then delivers) before it answers
+the caller or takes the next command: nothing is shown that is not committed, and the only
+thing acknowledged before its commit is an answer a shared window keeps back, which shows
+nothing (server/room.py, `RoomCore._keeps_back`). The deadline is an absolute time kept in the core: the timer is only a
 reminder, re-armed whenever the core's deadline changes.
 """
 
@@ -35,7 +37,7 @@ Commit = Callable[[RoomCore, list[Outgoing], object, list[Entry]], Awaitable[Non
 """(core, messages, what a rider made of the command's result or None, the commands run
 since the last commit when the actor keeps a journal, else [])"""
 CommitNow = Callable[[RoomCore, list[Outgoing]], None]
-Progress = Callable[[RoomCore], None]
+ShowProgress = Callable[[RoomCore], None]
 """Shows who has answered the open window (`RoomCore.progress`) after an answer that the
 room kept back: nothing to commit, so nothing waits."""
 BotSpawner = Callable[[str, int, str], None]
@@ -63,7 +65,7 @@ class RoomActor:
         commit_now: CommitNow | None = None,
         expired: Tally | None = None,
         journal: bool = False,
-        progress: Progress | None = None,
+        progress: ShowProgress | None = None,
     ) -> None:
         self.core = core
         self._loop = asyncio.get_running_loop()

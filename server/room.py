@@ -41,9 +41,10 @@ from rules.fair import new_seed
 from rules.records import new_record
 
 SeatKind = Literal["open", "human", "bot"]
-ANSWERED = "answered"
-"""The rules' event for "this seat's answer to the shared window is in" (docs/rules.md)."""
 Status = Literal["open", "playing", "over"]
+ANSWERED = "answered"
+"""The rules' event for "this seat's answer to the shared window is in, content held"
+(Qwinto and Qwixx: docs/games/)."""
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ... import journal, snapshot
-from ...actor import BotSpawner, Progress, RoomActor, Tally
+from ...actor import BotSpawner, RoomActor, ShowProgress, Tally
 from ...commands import ReopenCmd
 from ...journal import Entry
 from ...room import Outgoing, RoomCore
@@ -63,7 +63,7 @@ class Leases:
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
-        progress: Progress | None = None,
+        progress: ShowProgress | None = None,
     ) -> None:
         self.proc = proc
         self._link = link

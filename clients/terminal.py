@@ -9,6 +9,7 @@ and resumes by itself, so a dropped connection only shows as a line in the log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -33,6 +34,7 @@ from rules import RulesError, get_game
 from rules.records import replay
 
 from .client import Client, ConnectionLost, RoomLost, http_url
+from .seatstore import SeatStore
 
 
 def _fetch_json(url: str) -> Any:
@@ -104,7 +106,7 @@ class Terminal:
         self.room = room
         self.out = out
         self.read_line = read_line
-        self.seat: int | None = None
+        self.seat: int | None = client.seats.get(room)
         self.names: list[str] = []
         self.view: dict[str, Any] = {}
         self.game = ""
@@ -315,7 +317,17 @@ async def play(
     turn_window: int | None,
     bot: str,
 ) -> int:
-    async with Client(urls, name=name, encoding="json", features=[PROGRESS]) as client:
+    store = SeatStore()
+    server = urls[0]
+    saved = store.get(server, room) if room is not None else None
+    tokens = {room: saved} if room is not None and saved is not None else None
+    async with Client(
+        urls, name=name, encoding="json", features=[PROGRESS], tokens=tokens
+    ) as client:
+        if room is not None and saved is not None and room not in client.seats:
+            store.forget(server, room)  # refused (the room ended, or the seat went to a bot)
+            with contextlib.suppress(TimeoutError):
+                await client.receive(timeout=0.5)  # (the client says the room was lost)
         if room is None:
             if game is None:
                 raise SystemExit("dicehall play: give --game to create a room or --room to join")
@@ -327,8 +339,11 @@ async def play(
             if seats > 1:
                 await client.add_bots(room, kind=bot)
             print(f"* room {room}: share it with `dicehall play --room {room}`")
+        elif room in client.seats:
+            print(f"* took your seat back in room {room}")
         else:
             await client.join(room, name=name)
+        store.put(server, room, client.tokens[room])
         terminal = Terminal(client, room)
         await terminal.run()
     return 0

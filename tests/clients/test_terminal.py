@@ -8,7 +8,9 @@ import re
 import select
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from tests.support.proxy import faulty_proxy
 from tests.support.servers import ROOT, ServerProcess
@@ -17,11 +19,14 @@ from tests.support.servers import ROOT, ServerProcess
 class Terminal:
     """A child process on a pty: read what it shows, type into it."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, state: Path | None = None) -> None:
+        """`state`: the user's state directory (seat tokens); a fresh one if not given."""
         self.master, slave = pty.openpty()
+        self.state = state or Path(tempfile.mkdtemp(prefix="dicehall-state-"))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clients.cli", *args],
             cwd=ROOT,
+            env={**os.environ, "XDG_STATE_HOME": str(self.state)},
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -117,11 +122,26 @@ def test_the_game_goes_on_after_the_network_drops(server: ServerProcess) -> None
 
 
 def test_quit_leaves_cleanly_and_keeps_the_seat(server: ServerProcess) -> None:
+    """The seat token is saved in the user's state directory: the same command with --room
+    takes the seat back in the started game and plays on."""
     host = Terminal("play", "--url", server.ws, "--game", "yamb", "--seats", "1", "--name", "Bo")
     try:
-        host.read_until(r"your move", 30)
+        shared = host.read_until(r"your move", 30)
+        room = re.search(r"\* room (\S+): share it", shared)
+        assert room is not None
         host.type("quit")
         host.read_until(r"bye: your seat stays yours", 10)
         assert host.proc.wait(10) == 0
     finally:
         host.close()
+    saved = (host.state / "dicehall" / "seats.json").stat()
+    assert saved.st_mode & 0o077 == 0, "only the user may read seat tokens"
+    back = Terminal("play", "--url", server.ws, "--room", room[1], "--name", "Bo", state=host.state)
+    try:
+        again = back.read_until(r"your move", 30)
+        assert f"took your seat back in room {room[1]}" in again
+        back.type("quit")
+        back.read_until(r"bye: your seat stays yours", 10)
+        assert back.proc.wait(10) == 0
+    finally:
+        back.close()

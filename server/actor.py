@@ -141,18 +141,10 @@ class RoomActor:
         if self._queued or self._stopped:
             self._put((cmd, fut, rider))
             return fut
-        now = time.time()
-        try:
-            result, out = execute(self.core, cmd, now)
-        except ProtocolError as exc:
-            fut.set_exception(exc)
+        ran = self._execute(cmd, fut)
+        if ran is None:
             return fut
-        except Exception as exc:  # a bug must not kill the room for everyone
-            log.exception("room %s: %r failed", self.core.id, cmd)
-            fut.set_exception(exc)
-            return fut
-        ran = Ran(cmd, now, result, out)
-        if out and (rider is not None or self._commit_now is None):
+        if self._waits(ran, rider):
             self._queued += 1
             self._inbox.insert(0, (ran, fut, rider))
             self._wake()
@@ -202,18 +194,32 @@ class RoomActor:
     async def _step(
         self, cmd: Command[Any], fut: asyncio.Future[Any] | None, rider: Rider | None
     ) -> None:
-        now = time.time()
-        try:
-            result, out = execute(self.core, cmd, now)
-        except ProtocolError as exc:
-            if fut is not None and not fut.done():
-                fut.set_exception(exc)
+        ran = self._execute(cmd, fut)
+        if ran is None:
             return
-        ran = Ran(cmd, now, result, out)
-        if out:
+        if self._waits(ran, rider):
             await self._settle(ran, fut, rider)
         else:
             self._settle_now(ran, fut)
+
+    def _execute(self, cmd: Command[Any], fut: asyncio.Future[Any] | None) -> Ran | None:
+        """Run `cmd` on the room; None when it failed, and its caller is told (a protocol
+        error changed nothing; a bug is logged and must not kill the room for everyone)."""
+        now = time.time()
+        try:
+            result, out = execute(self.core, cmd, now)
+        except Exception as exc:
+            if not isinstance(exc, ProtocolError):
+                log.exception("room %s: %r failed", self.core.id, cmd)
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+            return None
+        return Ran(cmd, now, result, out)
+
+    def _waits(self, ran: Ran, rider: Rider | None) -> bool:
+        """What `ran` made needs a commit that is waited for (only the memory backend's,
+        for a command without a rider, is done at once)."""
+        return bool(ran.out) and (rider is not None or self._commit_now is None)
 
     async def _settle(self, ran: Ran, fut: asyncio.Future[Any] | None, rider: Rider | None) -> None:
         """Commit what `ran` made (with the commands since the last commit), then answer."""

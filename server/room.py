@@ -654,31 +654,24 @@ class RoomCore:
             return []
         if self.deadline is None:
             return []
-        actors = [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
+        return [self._announce(state)]
+
+    def _open_window(self, state: State, now: float) -> Outgoing:
+        self.window_id = state.window()
+        self.deadline = now + self.turn_window
+        return self._announce(state)
+
+    def _announce(self, state: State) -> Outgoing:
+        """The `window` message of the open window (its id and deadline set)."""
+        assert self.window_id is not None and self.deadline is not None
         window = Window(
             room=self.id,
             seq=self._next(),
             window=self.window_id,
             deadline=int(self.deadline * 1000),
-            actors=actors,
+            actors=_actors(state),
         )
-        return [self._keep(Outgoing(window))]
-
-    def _open_window(self, state: State, now: float) -> Outgoing:
-        self.window_id = state.window()
-        self.deadline = now + self.turn_window
-        actors = [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
-        return self._keep(
-            Outgoing(
-                Window(
-                    room=self.id,
-                    seq=self._next(),
-                    window=self.window_id,
-                    deadline=int(self.deadline * 1000),
-                    actors=actors,
-                )
-            )
-        )
+        return self._keep(Outgoing(window))
 
     def _close_window(self) -> list[Outgoing]:
         if self.window_id is None:
@@ -722,9 +715,7 @@ class RoomCore:
             turn = TurnWindow(
                 window=self.window_id,
                 deadline=int(self.deadline * 1000),
-                actors=[
-                    Actor(seat=s, kinds=self.state.legal_kinds(s)) for s in self.state.actors()
-                ],
+                actors=_actors(self.state),
             )
         return Snapshot(
             room=self.id, seq=self.seq, seat=seat, view=view, info=self.info(), turn=turn
@@ -792,6 +783,11 @@ class RoomCore:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.record_head is not None:
             self.record_log.append(entry)
+
+
+def _actors(state: State) -> list[Actor]:
+    """The seats that must act now, with the kinds of action legal for each."""
+    return [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
 
 
 def _distinct(names: list[str]) -> list[str]:

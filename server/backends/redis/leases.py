@@ -230,7 +230,7 @@ class Leases:
         payload = pack_events(self.proc, [e for _, e in entries])
         try:
             reply = rider if isinstance(rider, RidingReply) else None
-            await self.store.persist(core, entries, payload, reply, journal.encode(ran))
+            await self.store.persist(core, entries, payload, reply, ran)
         except Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run) before it runs anything else.

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 from redis.exceptions import RedisError
@@ -26,6 +26,8 @@ from redis.exceptions import RedisError
 from protocol.messages.common import RoomInfo
 
 from ... import snapshot
+from ...journal import Entry
+from ...journal import encode as encode_journal
 from ...room import RoomCore
 from .errors import Fenced
 from .keys import LOBBY, RECORD_TTL, event_channel
@@ -109,7 +111,7 @@ class RoomStore:
         entries: list[tuple[int, bytes]],
         payload: bytes = b"",
         reply: RidingReply | None = None,
-        journal: bytes = b"",
+        journal: Sequence[Entry] = (),
     ) -> None:
         """Retry until Redis takes it: a room pauses while Redis is away, it never forgets.
         `payload` (the messages for other processes) is published once they are written,
@@ -160,7 +162,7 @@ class RoomStore:
         payload: bytes,
         reply: RidingReply | None,
         rewrite: bool,
-        journal: bytes = b"",
+        journal: Sequence[Entry] = (),
     ) -> Committed:
         """One fenced, atomic write of the room: log entries, snapshot or journal, record,
         lease."""
@@ -187,7 +189,7 @@ class RoomStore:
                 lease_ms=self.lease_ms,
                 history=self.history,
                 snapshot=ENCODER.encode(snapshot.dump(core)) if whole else b"",
-                journal=b"" if whole else journal,
+                journal=b"" if whole else encode_journal(journal),
                 seq=core.seq,
                 entries=entries,
                 record=record,
@@ -202,13 +204,12 @@ class RoomStore:
                 reply_ms=self.reply_ms,
             ),
         )
-        if status is Committed.WRITTEN or status is Committed.HEARD:
+        if status in (Committed.WRITTEN, Committed.HEARD):
             self.written_at[core.id] = time.monotonic()
             self._record_written[core.id] = size
             self._since[core.id] = 0 if whole else (since or 0) + 1
-            if payload:
-                if status is Committed.HEARD:
-                    self._heard.add(core.id)
-                else:
-                    self._heard.discard(core.id)
+        if status is Committed.HEARD:
+            self._heard.add(core.id)
+        elif status is Committed.WRITTEN and payload:
+            self._heard.discard(core.id)
         return status

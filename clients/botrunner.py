@@ -87,9 +87,9 @@ class SeatBot:
     """One seat: a policy answering every turn window that names the seat.
 
     On a `window` listing its seat it asks `legal`, lets the policy `decide` and sends
-    `act`; it repeats while the seat is still an actor of the same window (a Yamb turn is
-    several actions). A late answer (the window closed meanwhile) is counted, not fatal: the
-    room applied the rules' default.
+    `act`; it repeats while the reply says the seat still `owes` an action in the same
+    window (a Yamb turn is several actions). A late answer (the window closed meanwhile)
+    is counted, not fatal: the room applied the rules' default.
     """
 
     def __init__(self, client: Client, kind: str, game: str) -> None:
@@ -168,7 +168,7 @@ class SeatBot:
             assert legal.view is not None  # (asked with the view)
             action = self.policy.decide(legal.view, legal.actions)
             try:
-                await self.client.act(room, action, window)
+                acted = await self.client.act(room, action, window)
             except (E.WindowClosedError, E.NotYourTurnError) as exc:
                 self.late += 1
                 log.warning("seat %s of %s answered late: %s", self.seat, room, exc)
@@ -178,6 +178,8 @@ class SeatBot:
             except (ConnectionLost, E.UnavailableError):
                 continue  # applied or not, `legal` now tells
             self.actions += 1
+            if not acted.owes:
+                return
 
 
 def _rotate(urls: list[str], start: int) -> list[str]:

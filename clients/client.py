@@ -545,10 +545,12 @@ class Client:
 
     async def act(
         self, room: str, action: Mapping[str, Any] | Action, window: int | None = None
-    ) -> None:
-        """Send a game action for this client's seat; pass the `window` it answers."""
+    ) -> R.ActResult:
+        """Send a game action for this client's seat; pass the `window` it answers. The
+        result's `owes` lists the kinds of action the seat still owes in that window (a
+        Yamb turn is several actions)."""
         typed = action if isinstance(action, Action) else msgspec.convert(action, Action)
-        await self._typed(C.Act(id=0, room=room, action=typed, window=window), R.Empty)
+        return await self._typed(C.Act(id=0, room=room, action=typed, window=window), R.ActResult)
 
     async def chat(self, room: str, text: str) -> int:
         """Say `text` in `room`; returns the seq of the resulting chat message."""

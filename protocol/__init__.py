@@ -47,6 +47,7 @@ from .messages.common import (
     Tile,
 )
 from .messages.results import (
+    ActResult,
     AddBotsResult,
     ChatResult,
     CreateResult,
@@ -85,6 +86,7 @@ __all__ = [
     "SUBPROTOCOLS",
     "VERSION",
     "Act",
+    "ActResult",
     "Action",
     "Actor",
     "AddBots",

@@ -2,7 +2,8 @@
 
 1000-1015 are RFC 6455's; 4000-4999 are the range RFC 6455 leaves to applications.
 A `goodbye` message with the same code and reason precedes every close the server starts,
-for clients whose WebSocket API hides the close frame.
+for clients whose WebSocket API hides the close frame, except where no message can be sent
+(docs/protocol.md, "Close codes": no subprotocol agreed, a frame far over the limit).
 """
 
 from __future__ import annotations

@@ -173,9 +173,7 @@ class ServerConnection:
         if self._state is ConnectionState.CLOSED:
             return []
         self._state = ConnectionState.CLOSED
-        why = reason(text or code.name.lower().replace("_", " "))
-        goodbye = encode(Goodbye(code=int(code), reason=why, retry_ms=retry_ms), self.encoding)
-        return [Send(goodbye), Close(code, why)]
+        return [*farewell(code, text, self.encoding, retry_ms)]
 
     # --- internals -----------------------------------------------------------------------
 
@@ -211,3 +209,13 @@ class ServerConnection:
         if error.request_id is None:
             return encode(ErrorMessage(error=error.body()), self.encoding)
         return self._encode_reply(Reply(id=error.request_id, ok=False, error=error.body()))
+
+
+def farewell(
+    code: CloseCode, text: str, encoding: Encoding, retry_ms: int | None = None
+) -> tuple[Send, Close]:
+    """The `goodbye` frame and the close instruction that follows it: also for a socket the
+    server turns away before a `ServerConnection` exists (a draining server)."""
+    why = reason(text or code.name.lower().replace("_", " "))
+    goodbye = encode(Goodbye(code=int(code), reason=why, retry_ms=retry_ms), encoding)
+    return Send(goodbye), Close(code, why)

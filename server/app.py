@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from protocol.close import CloseCode
+from protocol.server_connection import farewell
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
 from . import __version__
@@ -40,6 +41,10 @@ from .tokens import TokenSigner
 from .ws import FrameSocket, socket_of
 
 log = logging.getLogger("dicehall.server")
+
+DRAINING = "server shutting down; reconnect"
+RETRY_MS = 1000
+"""What a draining server tells its clients: reconnect (to another process) after this."""
 
 
 class Server:
@@ -120,7 +125,7 @@ class Server:
     def say_goodbye(self, conn: Connection) -> None:
         """The server is going: no new work, and this client is told to go (1001)."""
         self.draining = True
-        conn.close(CloseCode.GOING_AWAY, "server shutting down; reconnect", retry_ms=1000)
+        conn.close(CloseCode.GOING_AWAY, DRAINING, retry_ms=RETRY_MS)
 
     async def drain(self) -> None:
         """Tell every client to go and let the goodbyes out (under `dicehall serve`,
@@ -221,12 +226,17 @@ async def api_record(request: Request) -> Response:
 async def websocket(ws: WebSocket) -> None:
     server = _server(ws)
     chosen = select(ws.scope.get("subprotocols") or [])
-    if chosen is None or server.draining:
+    if chosen is None:  # no encoding agreed: the close frame's reason is all it gets
         await ws.accept()
-        if chosen is None:
-            await ws.close(int(CloseCode.UNSUPPORTED_SUBPROTOCOL), refusal_reason())
-        else:
-            await ws.close(int(CloseCode.GOING_AWAY), "server shutting down")
+        await ws.close(int(CloseCode.UNSUPPORTED_SUBPROTOCOL), refusal_reason())
+        return
+    if server.draining:
+        await ws.accept(subprotocol=chosen)
+        goodbye, then = farewell(
+            CloseCode.GOING_AWAY, DRAINING, SUBPROTOCOLS[chosen], retry_ms=RETRY_MS
+        )
+        await _send_frame(ws, goodbye.frame)
+        await ws.close(int(then.code), then.reason)
         return
     await ws.accept(subprotocol=chosen)
     socket = socket_of(ws.scope)
@@ -244,10 +254,7 @@ async def websocket(ws: WebSocket) -> None:
     server.transports.labels(_transport(socket)).inc()
 
     async def send(frame: bytes | str) -> None:
-        if isinstance(frame, bytes):
-            await ws.send_bytes(frame)
-        else:
-            await ws.send_text(frame)
+        await _send_frame(ws, frame)
 
     async def close(code: int, reason: str) -> None:
         if socket is not None:
@@ -280,6 +287,13 @@ async def websocket(ws: WebSocket) -> None:
         conn.detach()
         server.connections.discard(conn)
         await conn.session.disconnected()
+
+
+async def _send_frame(ws: WebSocket, frame: bytes | str) -> None:
+    if isinstance(frame, bytes):
+        await ws.send_bytes(frame)
+    else:
+        await ws.send_text(frame)
 
 
 def _transport(socket: FrameSocket | None) -> str:

@@ -44,6 +44,9 @@ class Sync(msgspec.Struct, kw_only=True):
 LegalAnswer = tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]
 """The open window's id, the seat's legal actions, its view (None when not asked for)."""
 
+Owed = tuple[int | None, list[str]]
+"""The window an action was taken in and the kinds the seat still owes in it (`RoomCore.owes`)."""
+
 
 class Command(msgspec.Struct, Generic[R], tag_field="cmd", kw_only=True):
     """A command whose result is an `R`."""
@@ -87,7 +90,7 @@ class AddBotsCmd(HostCmd[list[int]], tag="add_bots"):
     count: int | None = None
 
 
-class ActCmd(Command[None], tag="act"):
+class ActCmd(Command[Owed], tag="act"):
     seat: int
     action: dict[str, Any]
     window: int | None = None
@@ -164,7 +167,9 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
     """Run one command; protocol errors propagate and leave the room unchanged."""
     match cmd:
         case ActCmd(seat=seat, action=action, window=window):
-            return None, core.act(seat, action, window, now)
+            taken_in = core.window_id
+            out = core.act(seat, action, window, now)
+            return (taken_in, core.owes(seat, taken_in)), out
         case LegalCmd(seat=seat, view=view):
             return core.legal(seat, view), []
         case ExpireCmd():

@@ -547,6 +547,17 @@ class RoomCore:
             return []
         return self._advance(events, now)
 
+    def owes(self, seat: int, window: int | None) -> list[str]:
+        """The kinds of action `seat` may still take in `window` after acting in it: its
+        part is not done (a Yamb turn is several actions). Empty once the window moved
+        on, since a `window` message announces the next one."""
+        state = self.state
+        if window is None or window != self.window_id or state is None or self.status != "playing":
+            return []
+        if seat not in state.actors():
+            return []
+        return state.legal_kinds(seat)
+
     def _keeps_back(self, state: State, events: list[dict[str, Any]]) -> bool:
         """An answer to a shared window that leaves it open (Qwinto, Qwixx) only says that
         the seat answered: its `answered` event waits, unnumbered, for the window to

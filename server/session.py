@@ -172,8 +172,8 @@ class Session:
             case C.Act():
                 seat = self._seat(req.room)
                 act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
-                await self.services.backend.call(req.room, act)
-                return R.Empty(), None
+                window, owes = await self.services.backend.call(req.room, act)
+                return R.ActResult(window=window, owes=owes), None
             case C.Legal():
                 if not req.view and not self.legal_without_view:
                     raise E.InvalidMessageError(

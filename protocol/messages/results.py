@@ -89,6 +89,16 @@ class Empty(Result):
     """Nothing to say: the effect shows up as room messages."""
 
 
+class ActResult(Result):
+    """`window`: the turn window the action was taken in. `owes`: the kinds of action the
+    seat may still take in that same window, because its part is not done yet (a Yamb
+    turn is several actions: roll, roll again, call, write); empty once it is done, and
+    then any next window that names the seat is announced by a `window` message."""
+
+    window: WindowId | None
+    owes: list[Word]
+
+
 class StartResult(Result):
     commitment: Hex64
 
@@ -136,7 +146,7 @@ RESULTS: dict[type[Request], type[Result]] = {
     Leave: Empty,
     Start: StartResult,
     AddBots: AddBotsResult,
-    Act: Empty,
+    Act: ActResult,
     Legal: LegalResult,
     Resume: ResumeResult,
     Ping: PingResult,

@@ -8,6 +8,7 @@ from typing import Any
 from clients.botrunner import SeatBot
 from clients.client import Client
 from protocol import errors as E
+from protocol.messages.results import ActResult
 from tests.support.servers import ServerProcess
 
 
@@ -30,11 +31,11 @@ async def test_a_bot_asks_again_when_the_room_is_unavailable_for_a_moment(
                 raise E.UnavailableError("the room's server is unreachable; try again shortly")
             return await real_legal(room)
 
-        async def act(room: str, action: Any, window: int | None = None) -> None:
+        async def act(room: str, action: Any, window: int | None = None) -> ActResult:
             if refused.count("act") < 1:
                 refused.append("act")
                 raise E.UnavailableError("the room moved to another server")
-            await real_act(room, action, window)
+            return await real_act(room, action, window)
 
         client.legal, client.act = legal, act  # type: ignore[method-assign]
         await client.start(room)

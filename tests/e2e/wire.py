@@ -266,8 +266,8 @@ class RawClient:
 
     async def play(self, room: str, window: Msg, rng: random.Random) -> int:
         """Answer a `window` naming this connection's seat the way docs/protocol.md
-        suggests for bots: ask `legal`, pick, `act`, and again while the same window still
-        wants more (Yamb). Returns the number of actions sent."""
+        suggests for bots: ask `legal`, pick, `act`, and again while the reply says the
+        seat still `owes` an act in the window (Yamb). Returns the number of actions sent."""
         sent = 0
         wid = window["window"]
         while True:
@@ -286,6 +286,8 @@ class RawClient:
                     return sent  # the deadline beat us; the window_closed will say so
                 raise ReplyError(reply)
             sent += 1
+            if not reply["result"]["owes"]:
+                return sent
 
     async def play_until(
         self,

@@ -143,6 +143,36 @@ def test_examples_are_valid_and_cover_every_message() -> None:
     assert answered == set(CLIENT_MESSAGES), "every request needs a reply example right after it"
 
 
+def _same_shape(doc: Any, real: Any) -> bool:
+    """Maps have the same keys, recursively; lists hold items of the same shape (where
+    both have some); a null matches anything (a fresh game has nothing rolled yet)."""
+    if doc is None or real is None:
+        return True
+    if isinstance(doc, dict) and isinstance(real, dict):
+        return doc.keys() == real.keys() and all(_same_shape(doc[k], real[k]) for k in doc)
+    if isinstance(doc, list) and isinstance(real, list):
+        return not doc or not real or _same_shape(doc[0], real[0])
+    return type(doc) is type(real)
+
+
+def _views(value: Any) -> list[dict[str, Any]]:
+    """Every game view in a message: a map with `game` and `you`."""
+    if isinstance(value, dict):
+        if "game" in value and "you" in value:
+            return [value]
+        return [v for item in value.values() for v in _views(item)]
+    return []
+
+
+def test_example_views_have_the_shape_the_engine_gives() -> None:
+    """A view in an example (snapshot, legal) has exactly the keys of a real one."""
+    views = [v for side, m in examples() if side == "server" for v in _views(m)]
+    assert len(views) >= 2
+    for view in views:
+        state = get_game(view["game"]).new_state(view["seats"], view["options"], bytes(32))
+        assert _same_shape(view, state.view(view["you"])), view
+
+
 def test_transcript_lines_are_valid_messages() -> None:
     for prefix, text in transcript():
         if prefix == "C>":

@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OLDEST := .venv-oldest
 
-.PHONY: test test-oldest lock browsers redis nginx screenshots lint typecheck unit bench demo serve clean
+.PHONY: test test-oldest lock browsers redis nginx js screenshots lint typecheck unit bench demo serve clean
 
 # $(1): the venv, $(2): the lock file. The project itself goes in editable, without
 # dependencies and without build isolation (setuptools is in the lock too).
@@ -21,10 +21,10 @@ $(STAMP): pyproject.toml requirements/dev.txt
 	$(call install_locked,$(VENV),requirements/dev.txt)
 	touch $(STAMP)
 
-test: browsers redis nginx lint typecheck unit
+test: browsers redis nginx js lint typecheck unit
 
 # The suite against the declared minimum of every runtime dependency (requirements/oldest.txt).
-test-oldest: browsers redis nginx
+test-oldest: browsers redis nginx js
 	$(call install_locked,$(OLDEST),requirements/oldest.txt)
 	$(OLDEST)/bin/pytest -q
 
@@ -46,6 +46,20 @@ redis:
 		$$SUDO apt-get update -qq && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			redis-server redis-sentinel openssl; }
+
+# The JavaScript client (clients/js): its checks and its Node example bot, which the tests
+# run against a real server, need Node.js and npm (Debian's packages when missing) and the
+# packages of its lock file.
+JS := clients/js
+js: $(JS)/node_modules/.installed
+
+$(JS)/node_modules/.installed: $(JS)/package.json $(JS)/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
+	cd $(JS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # tests/e2e/test_nginx.py runs deploy/nginx.conf under Debian's nginx.
 nginx:

@@ -18,8 +18,8 @@ import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
@@ -312,13 +312,19 @@ async def _read_socket(socket: FrameSocket, conn: Connection) -> None:
 
 
 WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"
+JS_CLIENT = WEB_CLIENT.parent / "js" / "dicehall.js"
 """The browser client's static files: served, never imported (server/ never imports clients/)."""
 
 
-def _web_client() -> list[Mount]:
+def _web_client() -> list[BaseRoute]:
     if not (WEB_CLIENT / "index.html").is_file():
         return []
     files = StaticFiles(directory=WEB_CLIENT, html=True)
+
+    async def js_client(request: Request) -> Response:
+        """The JavaScript client module (clients/js), which the page imports as any app
+        would; served alone: the rest of that folder is its Node package."""
+        return FileResponse(JS_CLIENT, media_type="text/javascript")
 
     async def web(scope: Scope, receive: Receive, send: Send) -> None:
         """The files over HTTP; a WebSocket to any other path than /ws is refused (403),
@@ -328,7 +334,7 @@ def _web_client() -> list[Mount]:
         else:
             await files(scope, receive, send)
 
-    return [Mount("/", web, name="web")]
+    return [Route("/js/dicehall.js", js_client), Mount("/", web, name="web")]
 
 
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:

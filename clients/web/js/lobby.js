@@ -1,7 +1,7 @@
 // The lobby: the games and their options, the open rooms, and a form to create a room.
 
 import { h, replace, toast } from './dom.js';
-import { Disconnected } from './net.js';
+import { Disconnected } from './dicehall.js';
 import * as store from './store.js';
 
 const ROOMS_EVERY_MS = 3000;

@@ -2,9 +2,11 @@
 
 import { h, replace, toast } from './dom.js';
 import { LobbyView } from './lobby.js';
-import { Connection, clientName } from './net.js';
+import { Connection } from './dicehall.js';
 import { RoomView } from './room.js';
 import * as store from './store.js';
+
+const CLIENT = 'dicehall-web/1.0';
 
 const STATUS_TEXT = {
   connecting: 'connecting…',
@@ -55,7 +57,7 @@ class App {
     const { rooms, tokens } = store.tokens();
     const name = this.playerName();
     const result = await this.conn.request('hello', {
-      client: clientName,
+      client: CLIENT,
       features: ['progress'], // who has answered a shared window, as they do
       ...(name ? { name } : {}),
       ...(tokens.length ? { tokens } : {}),

@@ -4,7 +4,7 @@
 
 import { h, replace, toast } from './dom.js';
 import { describeEvent, describeInfo, describeMessage } from './describe.js';
-import { Disconnected, peek } from './net.js';
+import { Disconnected, peek } from './dicehall.js';
 import * as store from './store.js';
 import * as qwinto from './games/qwinto.js';
 import * as qwirkle from './games/qwirkle.js';

@@ -1,0 +1,130 @@
+// Declarations of dicehall.js; the message shapes are in protocol.d.ts (generated from the
+// protocol's JSON Schemas).
+
+import type {
+  ErrorBody,
+  Goodbye,
+  LegalResult,
+  Requests,
+  Results,
+  ServerMessage,
+  Snapshot,
+  Welcome,
+} from './protocol.js';
+
+export * from './protocol.js';
+
+export declare const SUBPROTOCOL: 'dicehall.v1.json';
+export declare const CLIENT: string;
+
+/** The fields of a request of type `T`, as `request` takes them (it adds `type` and `id`). */
+export type RequestFields<T extends keyof Requests> = Omit<Requests[T], 'type' | 'id'>;
+
+/** An error reply: `code`, `name` (stable), `message` (for people), `rule` (illegal actions). */
+export declare class ServerError extends Error {
+  constructor(error: ErrorBody);
+  readonly code: number;
+  readonly rule: string | null | undefined;
+}
+
+/** The connection closed before the reply came; the request may or may not have been handled. */
+export declare class Disconnected extends Error {}
+
+/** The browser's or the `ws` package's WebSocket class. */
+export interface WebSocketClass {
+  new (url: string, protocols?: string | string[]): WebSocketLike;
+  readonly OPEN: number;
+}
+
+export interface WebSocketLike {
+  readonly readyState: number;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code: number }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+export type Status = 'connecting' | 'open' | 'closed' | 'replaced';
+
+export interface ConnectionOptions {
+  /** The server's WebSocket URL, or a function giving it (default: the page's `/ws`). */
+  url?: string | (() => string);
+  /** The WebSocket class (default: the global one; on Node before 22, `ws`'s). */
+  WebSocket?: WebSocketClass;
+  /** Reopen a dropped connection, with backoff or the server's `retry_ms` (default true). */
+  reconnect?: boolean;
+}
+
+/** A server message that is not a reply, as a 'message' event carries it. */
+export type Pushed = Exclude<ServerMessage, { type: 'reply' | 'welcome' }>;
+
+export interface ConnectionEvents {
+  status: CustomEvent<Status>;
+  message: CustomEvent<Pushed>;
+  ready: CustomEvent<null>;
+}
+
+export declare class Connection extends EventTarget {
+  constructor(options?: ConnectionOptions);
+  readonly status: Status;
+  readonly isReady: boolean;
+  /** The server's clock minus ours, in ms, as the last `ping` measured it. */
+  readonly offset: number;
+  /** The server's clock now, in unix ms (deadlines are on that clock). */
+  readonly now: number;
+  readonly welcome: Welcome | null;
+  readonly goodbye: Goodbye | null;
+  /** Runs after every `welcome`: say `hello` (the default sends a bare one), then resume. */
+  onHandshake: ((conn: Connection) => Promise<void>) | null;
+  connect(): void;
+  close(): void;
+  drop(): void;
+  follow(url: string | null | undefined): void;
+  ready(): Promise<void>;
+  ping(): Promise<void>;
+  request<T extends keyof Requests>(type: T, fields?: RequestFields<T>): Promise<Results[T]>;
+  addEventListener<K extends keyof ConnectionEvents>(
+    type: K,
+    listener: (event: ConnectionEvents[K]) => void,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+}
+
+/** A legal action as `legal` lists it: a map to send back as it is. */
+export type LegalAction = LegalResult['actions'][number];
+
+/** Picks one of the legal actions (it may look at the seat's view). */
+export type Choose = (
+  actions: LegalAction[],
+  view: LegalResult['view'],
+) => LegalAction | Promise<LegalAction>;
+
+/**
+ * Take a seat's part in an open turn window by docs/protocol.md's recipe: `legal`, choose,
+ * `act`, again while the reply's `owes` is not empty. Resolves to the actions sent.
+ */
+export declare function answer(
+  conn: Connection,
+  room: string,
+  window: number,
+  choose: Choose,
+): Promise<number>;
+
+export interface PeekOptions {
+  url?: string;
+  WebSocket?: WebSocketClass;
+  timeoutMs?: number;
+  client?: string;
+}
+
+/** A one-off spectator's snapshot of a room, on a connection of its own. */
+export declare function peek(room: string, options?: PeekOptions): Promise<Snapshot>;
+
+/** The WebSocket URL of the page's own server, in a browser. */
+export declare function pageUrl(): string;

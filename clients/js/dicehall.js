@@ -1,0 +1,386 @@
+// A client of the dicehall wire protocol v1 (docs/protocol.md) for browsers and Node.
+//
+// One plain ES module with no dependencies: the web client imports it as it is, and so can
+// a bot on Node (give it a WebSocket class: Node 22 has one built in, older ones take the
+// `ws` package's). It speaks `dicehall.v1.json`: one reply per request, requests paced
+// under the server's rate limit, reconnection with backoff (or the server's `retry_ms`),
+// following a room to its server process, an application heartbeat that also measures
+// the clock offset for countdowns, and `answer`, the reference's recipe for a turn.
+// Types: dicehall.d.ts (with protocol.d.ts, generated from the JSON Schemas).
+
+export const SUBPROTOCOL = 'dicehall.v1.json';
+export const CLIENT = 'dicehall-js/1.0';
+
+const HEARTBEAT_MS = 15000;
+const PING_TIMEOUT_MS = 10000;
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 5000;
+const REPLACED = 4006; // another connection took this seat with its token
+const PING_TIMEOUT_CLOSE = 4999; // our own code: the heartbeat went unanswered
+
+/** An error reply: `code`, `name` (stable), `message` (for people), `rule` (illegal actions). */
+export class ServerError extends Error {
+  constructor(error) {
+    super(error.message || error.name);
+    this.code = error.code;
+    this.name = error.name;
+    this.rule = error.rule;
+  }
+}
+
+/** The connection closed before the reply came; the request may or may not have been handled. */
+export class Disconnected extends Error {
+  constructor() {
+    super('the connection dropped');
+    this.name = 'disconnected';
+  }
+}
+
+/** An Event with a payload: `CustomEvent` is not global on every Node this supports. */
+class DetailEvent extends Event {
+  constructor(type, detail) {
+    super(type);
+    this.detail = detail;
+  }
+}
+
+/**
+ * Keeps the client under the server's token bucket (`rate` a second, `burst`; from
+ * `welcome.limits`), so that a fast bot is never refused with `rate-limited`. The server
+ * counts arrivals, the client departures; arrivals can bunch up after a network hiccup,
+ * so a margin of the burst is kept in reserve.
+ */
+class Pacer {
+  constructor(rate, burst) {
+    this.rate = rate / 1000; // tokens per ms
+    this.capacity = Math.max(1, burst - Math.max(2, Math.floor(burst / 8)));
+    this.tokens = this.capacity;
+    this.last = Date.now();
+  }
+
+  refill() {
+    const now = Date.now();
+    this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.rate);
+    this.last = now;
+  }
+
+  /** Milliseconds until a frame may go (0: now, and it is counted). */
+  take() {
+    this.refill();
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil((1 - this.tokens) / this.rate);
+  }
+
+  /** The server said `rate-limited` anyway: its bucket is empty, so is ours now. */
+  refused() {
+    this.refill();
+    this.tokens = Math.min(this.tokens, -1);
+  }
+}
+
+/** The WebSocket URL of the page's own server (`/ws` on the same host), in a browser. */
+export function pageUrl() {
+  const scheme = globalThis.location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${scheme}//${globalThis.location.host}/ws`;
+}
+
+/**
+ * One connection to a server, kept open: requests get their replies as promises; every
+ * other server message is dispatched as a 'message' event (its `detail`).
+ *
+ * Events: 'status' (detail: connecting | open | closed | replaced), 'message', 'ready'
+ * (after the handshake: `hello`, then whatever `onHandshake` does).
+ */
+export class Connection extends EventTarget {
+  /**
+   * @param {object} [options]
+   * @param {string | (() => string)} [options.url] the server's WebSocket URL (default: the page's)
+   * @param {typeof WebSocket} [options.WebSocket] the WebSocket class (default: the global one)
+   * @param {boolean} [options.reconnect] reopen a dropped connection (default: true)
+   */
+  constructor(options = {}) {
+    super();
+    this.home = options.url ?? pageUrl;
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.reconnect = options.reconnect ?? true;
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map(); // id -> {resolve, reject}, sent and waiting for the reply
+    this.outbox = []; // requests waiting for the pacer, in order
+    this.pacer = null;
+    this.pumpTimer = null;
+    this.status = 'closed';
+    this.offset = 0; // server clock minus ours, ms
+    this.backoff = FIRST_BACKOFF_MS;
+    this.retryMs = null;
+    this.timer = null;
+    this.stopped = false;
+    this.readyWaiters = [];
+    this.isReady = false;
+    this.welcome = null;
+    this.goodbye = null;
+    /** async (conn) => void: say hello (the first request), then resume; set by the app. */
+    this.onHandshake = null;
+    /** Where the room's own server process takes connections (null: the home server). */
+    this.target = null;
+    this.url = null;
+    this.moving = false;
+  }
+
+  connect() {
+    this.stopped = false;
+    if (this.ws) return;
+    this.setStatus('connecting');
+    this.url = this.target || (typeof this.home === 'function' ? this.home() : this.home);
+    const ws = new this.WebSocket(this.url, [SUBPROTOCOL]);
+    this.ws = ws;
+    this.nextId = 1;
+    this.welcome = null;
+    ws.onmessage = (e) => this.receive(e.data);
+    ws.onclose = (e) => this.closed(ws, e.code);
+    ws.onerror = () => {}; // onclose follows
+  }
+
+  /** Close for good: no reconnect. */
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close(1000, 'done');
+  }
+
+  /**
+   * A reply said where the room is run (docs/protocol.md, "Following a room to its
+   * server"): reconnect there, where no request has to cross between server processes.
+   * The handshake takes the seats back with their tokens and resumes, as after any drop;
+   * if that address cannot be reached, the next attempt goes back to the home server.
+   */
+  follow(url) {
+    if (!url || url === this.url || !this.ws) return;
+    this.target = url;
+    this.moving = true;
+    this.ws.close(1000, 'following the room to its server');
+  }
+
+  /** Close and reconnect, as a dropped network would make it (tests use it). */
+  drop() {
+    if (this.ws) this.ws.close(1000, 'client drop');
+  }
+
+  setStatus(status) {
+    this.status = status;
+    this.dispatchEvent(new DetailEvent('status', status));
+  }
+
+  /** The server's clock now, in unix ms (deadlines are on that clock). */
+  get now() {
+    return Date.now() + this.offset;
+  }
+
+  /**
+   * Send a request, paced under the server's rate limit; resolves with its result, rejects
+   * with ServerError or Disconnected. Requests go out in the order they were made.
+   */
+  request(type, fields = {}) {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== this.WebSocket.OPEN) return Promise.reject(new Disconnected());
+    return new Promise((resolve, reject) => {
+      this.outbox.push({ type, fields, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Send what the pacer lets through now; come back when the next token is due. */
+  pump() {
+    if (this.pumpTimer !== null) return;
+    while (this.outbox.length) {
+      const wait = this.pacer ? this.pacer.take() : 0;
+      if (wait > 0) {
+        this.pumpTimer = setTimeout(() => {
+          this.pumpTimer = null;
+          this.pump();
+        }, wait);
+        return;
+      }
+      const { type, fields, resolve, reject } = this.outbox.shift();
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ ...fields, type, id }));
+    }
+  }
+
+  /** Resolves once the handshake of the current connection is done. */
+  ready() {
+    if (this.isReady) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  receive(data) {
+    let msg;
+    try {
+      msg = JSON.parse(typeof data === 'string' ? data : String(data));
+    } catch {
+      return;
+    }
+    if (msg.type === 'reply') {
+      const waiter = this.pending.get(msg.id);
+      if (!waiter) return;
+      this.pending.delete(msg.id);
+      if (msg.ok) waiter.resolve(msg.result);
+      else {
+        if (msg.error.name === 'rate-limited' && this.pacer) this.pacer.refused();
+        waiter.reject(new ServerError(msg.error));
+      }
+      return;
+    }
+    if (msg.type === 'welcome') {
+      this.welcome = msg;
+      const limits = msg.limits ?? {};
+      this.pacer = limits.rate ? new Pacer(limits.rate, limits.burst ?? 1) : null;
+      this.handshake();
+      return;
+    }
+    if (msg.type === 'goodbye') {
+      this.retryMs = msg.retry_ms ?? null;
+      this.goodbye = msg;
+    }
+    this.dispatchEvent(new DetailEvent('message', msg));
+  }
+
+  async handshake() {
+    this.setStatus('open');
+    this.backoff = FIRST_BACKOFF_MS;
+    try {
+      if (this.onHandshake) await this.onHandshake(this);
+      else await this.request('hello', { client: CLIENT });
+    } catch (err) {
+      if (!(err instanceof Disconnected)) console.error('handshake failed', err);
+      return;
+    }
+    this.isReady = true;
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
+    this.dispatchEvent(new DetailEvent('ready', null));
+    this.heartbeat();
+  }
+
+  /** Application ping: keeps the connection alive and measures the clock offset. */
+  async ping() {
+    const sent = Date.now();
+    const ws = this.ws;
+    const timeout = setTimeout(() => {
+      if (this.ws === ws) ws.close(PING_TIMEOUT_CLOSE, 'ping timeout');
+    }, PING_TIMEOUT_MS);
+    try {
+      const result = await this.request('ping', { time: sent });
+      const back = Date.now();
+      this.offset = result.time - Math.round((sent + back) / 2);
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  heartbeat() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(async () => {
+      try {
+        await this.ping();
+      } catch {
+        return; // closed: reconnection takes over
+      }
+      this.heartbeat();
+    }, HEARTBEAT_MS);
+  }
+
+  closed(ws, code) {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    this.isReady = false;
+    clearTimeout(this.timer);
+    clearTimeout(this.pumpTimer);
+    this.pumpTimer = null;
+    for (const waiter of [...this.pending.values(), ...this.outbox.splice(0)]) {
+      waiter.reject(new Disconnected());
+    }
+    this.pending.clear();
+    if (code === REPLACED) {
+      // another tab or device took this seat with its token: do not fight over it
+      this.setStatus('replaced');
+      return;
+    }
+    if (this.target && !this.welcome) this.target = null; // unreachable: back home
+    if (this.moving) {
+      this.moving = false;
+      this.timer = setTimeout(() => this.connect(), 0);
+      return;
+    }
+    this.setStatus('closed');
+    if (this.stopped || !this.reconnect) return;
+    const delay = this.retryMs ?? this.backoff;
+    this.retryMs = null;
+    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+    this.timer = setTimeout(() => this.connect(), delay);
+  }
+}
+
+/**
+ * Take a seat's part in an open turn window, by docs/protocol.md's recipe: ask `legal`,
+ * let `choose(actions, view)` pick one of the actions, `act`; again while the reply says
+ * the seat still `owes` an act in the window (a Yamb turn is several). Returns the number
+ * of actions sent; a late answer (the window closed, the game ended) ends it quietly.
+ */
+export async function answer(conn, room, window, choose) {
+  let sent = 0;
+  for (;;) {
+    const legal = await conn.request('legal', { room });
+    if (legal.window !== window || legal.actions.length === 0) return sent;
+    const action = await choose(legal.actions, legal.view);
+    let acted;
+    try {
+      acted = await conn.request('act', { room, window, action });
+    } catch (err) {
+      if (err instanceof ServerError && LATE.has(err.name)) return sent;
+      throw err;
+    }
+    sent += 1;
+    if (acted.owes.length === 0) return sent;
+  }
+}
+
+const LATE = new Set(['window-closed', 'not-your-turn', 'game-over']);
+
+/**
+ * A one-off spectator's snapshot of a room on a connection of its own (the seat held on
+ * another connection stays as it is): `hello`, `spectate`, the snapshot, close.
+ */
+export function peek(room, options = {}) {
+  const WS = options.WebSocket ?? globalThis.WebSocket;
+  const url = options.url ?? pageUrl();
+  const timeoutMs = options.timeoutMs ?? 10000;
+  return new Promise((resolve, reject) => {
+    const ws = new WS(url, [SUBPROTOCOL]);
+    let id = 1;
+    const send = (type, fields = {}) => ws.send(JSON.stringify({ ...fields, type, id: id++ }));
+    const timer = setTimeout(() => finish(new Error('no snapshot in time')), timeoutMs);
+    const finish = (error, snapshot) => {
+      clearTimeout(timer);
+      ws.onclose = null;
+      if (ws.readyState <= WS.OPEN) ws.close(1000, 'done');
+      if (error) reject(error);
+      else resolve(snapshot);
+    };
+    ws.onmessage = (e) => {
+      const msg = JSON.parse(typeof e.data === 'string' ? e.data : String(e.data));
+      if (msg.type === 'welcome') {
+        send('hello', { client: options.client ?? CLIENT });
+        send('spectate', { room });
+      } else if (msg.type === 'reply' && !msg.ok) {
+        finish(new ServerError(msg.error));
+      } else if (msg.type === 'snapshot') {
+        finish(null, msg);
+      }
+    };
+    ws.onclose = () => finish(new Disconnected());
+  });
+}

@@ -99,7 +99,7 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
             assert page.status == 200 and b"<script" in page.read()
         for module in ("main.js", "dicehall.js"):  # the page's app and the JS client it imports
             with urllib.request.urlopen(f"{server.http}/js/{module}", timeout=5) as script:
-                assert script.status == 200 and b"export" in script.read()
+                assert script.status == 200 and b"import" in script.read()
         play_one_game(bin_, server.ws, "qwixx", seats=2, cwd=outside)
         assert server.terminate() == 0
 

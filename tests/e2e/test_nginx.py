@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ from tests.support.redis import (
     seat_players,
 )
 from tests.support.servers import ROOT, Listener, ServerProcess, free_port, running_server
+from tests.support.wait import eventually
 
 from .helpers import metrics
 
@@ -359,16 +360,6 @@ def sent(server: ServerProcess) -> float:
 
 def forwarded(server: ServerProcess) -> float:
     return metrics(server)["dicehall_commands_forwarded_total"]
-
-
-async def eventually(ready: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    """Poll `ready()` (a client's state, a process's /metrics: nothing to await) until it
-    is true."""
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        await asyncio.sleep(0.02)
 
 
 # --- through nginx ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import argparse
 import json
 import re
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,17 @@ class Recorder:
         )
 
 
+def windows_timed_out(ws_url: str) -> float:
+    """The server's count of turn windows closed by their deadline (from /metrics: a look
+    that changes nothing in the room, as a spectator joining would)."""
+    http = re.sub(r"^ws", "http", ws_url).removesuffix("/ws") + "/metrics"
+    with urllib.request.urlopen(http, timeout=5) as response:
+        text = response.read().decode()
+    found = re.search(r"^dicehall_windows_closed_by_deadline_total (\S+)$", text, re.M)
+    assert found is not None, "no dicehall_windows_closed_by_deadline_total in /metrics"
+    return float(found.group(1))
+
+
 def record(url: str) -> list[str]:
     r = Recorder(url)
     try:
@@ -154,13 +166,16 @@ def play(r: Recorder) -> None:
     enter = [a for a in legal if a["type"] == "enter"]
     r.act(room, window, enter[0] if enter else {"type": "pass"})
     turn4 = r.until("window")["window"]
-    dropped = time.monotonic()
+    timed_out = windows_timed_out(r.url)
     seen = r.last_seq
     r.drop()
     r.note(f"connection 1 drops here, after seq {seen}")
     r.note("turn 4 goes on without her: both of its windows time out")
-    # Come back while turn 5's roll window is open: 2 windows after the drop, 1.5 s in.
-    time.sleep(max(0.0, 2.5 * TURN_WINDOW - (time.monotonic() - dropped)))
+    # Come back once both have timed out: turn 5's roll window opened with the second.
+    deadline = time.monotonic() + 4 * TURN_WINDOW + 10
+    while windows_timed_out(r.url) < timed_out + 2:
+        assert time.monotonic() < deadline, "turn 4's windows never timed out"
+        time.sleep(0.02)  # polling /metrics: nothing to await
 
     r.open(2)
     r.request({"type": "hello", "client": "docs-example/1.0", "name": "Ada", "tokens": [token]})

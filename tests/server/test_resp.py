@@ -14,6 +14,7 @@ from server.backends.redis.pubsub import RespSubscriber
 from server.backends.redis.resp import RespConnection, Script
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import RedisServer, free_redis_port
+from tests.support.wait import eventually
 
 
 @pytest.fixture
@@ -154,7 +155,7 @@ async def test_a_cut_connection_fails_what_is_in_flight_and_the_next_command_rec
     client = db[1]
     await conn.execute("SET", "k", "v")
     blocked = asyncio.ensure_future(conn.execute("BLPOP", "nothing", 10))
-    await asyncio.sleep(0.1)
+    await eventually(lambda: any(c["cmd"] == "blpop" for c in client.client_list()), "BLPOP")
     assert _kill(client, "blpop") == 1
     with pytest.raises(ConnectionError):
         await blocked
@@ -171,14 +172,21 @@ async def test_callers_waiting_for_a_connection_are_told_when_its_opener_is_canc
     """The first caller opens the connection and the others wait for it: if the first is
     cancelled (its client left) while Redis is slow to answer, the others fail at once
     instead of waiting for ever."""
-    silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    heard = asyncio.Event()
+
+    async def answer_nothing(reader: asyncio.StreamReader, _: asyncio.StreamWriter) -> None:
+        await reader.readline()  # the opener's first command arrived: it awaits the reply
+        heard.set()
+        await reader.read()  # and never gets one, until it hangs up
+
+    silent = await asyncio.start_server(answer_nothing, "127.0.0.1", 0)
     port = silent.sockets[0].getsockname()[1]
     conn = RespConnection(f"redis://127.0.0.1:{port}/0", connect_timeout=30)
     try:
         opener = asyncio.ensure_future(conn.execute("PING"))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(heard.wait(), 5)
         waiter = asyncio.ensure_future(conn.execute("PING"))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # one step: the waiter runs until it waits for the opener
         opener.cancel()
         with pytest.raises(ConnectionError):
             await asyncio.wait_for(waiter, 5)

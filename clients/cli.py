@@ -64,6 +64,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """Exit 0 when the record replays, 1 when it does not, 2 when it cannot be read.
+
+    `--json` prints `Replay.to_json()` unchanged, so the shape documented in docs/records.md
+    (the points of every log entry included) is the library's and scripts get the same.
+    """
     from rules import RecordError
     from rules.records import replay
 
@@ -429,7 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("replay", help="replay a game record, verify its dice, print sheets")
     s.add_argument("file", help="record JSON file, or - for stdin")
-    s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: the scores and sheets, and the points of every log entry "
+        "(its shape: docs/records.md)",
+    )
     s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("sheet", help="score and draw a hand-filled sheet given as JSON")

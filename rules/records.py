@@ -4,13 +4,18 @@ A record is plain JSON so it can be written by hand to set up any position: ever
 outcome is written out in the log, so replay needs no seed. When the record carries the
 revealed seed, replay also proves the dice were fair: the seed matches the commitment and
 every written outcome is the one the seed gives.
+
+Replay also keeps, for every log entry, the scores after it: what each action, time-out
+or roll was worth to every seat, so a game can be studied move by move without rerunning
+the engine (`Replay.to_json()["log"]`, docs/records.md).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from .base import JSON, State
 from .errors import RecordError, RulesError
@@ -21,6 +26,44 @@ FORMAT = "dicehall-record/1"
 _NO_SEED = bytes(32)
 
 
+EntryKind = Literal["action", "timeout", "chance"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One log entry as replayed, with every seat's score before and after it.
+
+    Both are kept (not only the change) so that the running scores need no summing and a
+    game whose scores are not 0 at the start would still read right.
+    """
+
+    index: int
+    """Its position in the record's log, counted from 0 (as `RecordError.index`)."""
+    kind: EntryKind
+    seat: int | None
+    """The seat that acted or timed out; None for a roll or a draw."""
+    action: JSON | None
+    """The action as written (kind "action" only)."""
+    chance: JSON | None
+    """The outcome as written (kind "chance" only)."""
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+
+    def to_json(self, names: list[str]) -> JSON:
+        """The documented shape (docs/records.md): every key always present, null when it
+        does not apply, so a script never has to test for a key."""
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "seat": self.seat,
+            "name": None if self.seat is None else names[self.seat],
+            "action": copy.deepcopy(self.action),
+            "chance": copy.deepcopy(self.chance),
+            "delta": {n: self.after[i] - self.before[i] for i, n in enumerate(names)},
+            "scores": {n: self.after[i] for i, n in enumerate(names)},
+        }
+
+
 @dataclass
 class Replay:
     """The outcome of replaying a record."""
@@ -29,6 +72,8 @@ class Replay:
     names: list[str]
     verified: bool | None
     """True: seed given and every roll checked; None: the record carries no seed."""
+    steps: list[Step] = field(default_factory=list)
+    """One per log entry, in log order: who did what and what it did to the scores."""
 
     def to_json(self) -> JSON:
         s = self.state
@@ -40,6 +85,7 @@ class Replay:
             "winners": [self.names[i] for i in s.winners()] if s.is_over() else [],
             "sheets": {n: s.render(i, n) for i, n in enumerate(self.names)},
             "seed_verified": self.verified,
+            "log": [step.to_json(self.names) for step in self.steps],
         }
 
 
@@ -96,8 +142,13 @@ def replay(record: object) -> Replay:
     except RulesError as exc:
         raise RecordError(exc.message, exc.rule) from None
 
+    steps: list[Step] = []
+    before = tuple(state.scores())
     for index, entry in enumerate(log):
         _apply_entry(state, entry, index, check_seed=seed is not None)
+        after = tuple(state.scores())
+        steps.append(_step(index, entry, before, after))
+        before = after
 
     result = record.get("result")
     if isinstance(result, Mapping) and "scores" in result:
@@ -107,7 +158,21 @@ def replay(record: object) -> Replay:
                 f"the recorded scores {dict(result['scores'])} differ from the replayed {scores}",
                 "result-mismatch",
             )
-    return Replay(state, list(names), True if seed is not None else None)
+    return Replay(state, list(names), True if seed is not None else None, steps)
+
+
+def _step(
+    index: int, entry: Mapping[str, Any], before: tuple[int, ...], after: tuple[int, ...]
+) -> Step:
+    """What an entry that `_apply_entry` accepted was (so its shape is known to be sound)."""
+    if "chance" in entry:
+        return Step(
+            index, "chance", None, None, copy.deepcopy(dict(entry["chance"])), before, after
+        )
+    seat: int = entry["seat"]
+    if entry.get("timeout") is True:
+        return Step(index, "timeout", seat, None, None, before, after)
+    return Step(index, "action", seat, copy.deepcopy(dict(entry["action"])), None, before, after)
 
 
 def _apply_entry(state: State, entry: object, index: int, check_seed: bool) -> None:

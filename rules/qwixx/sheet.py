@@ -88,19 +88,27 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_FIELDS = frozenset({"name", "rows", "locked", "failed"})
+
+
 def parse_sheet(data: Any) -> tuple[str, list[int], int, int]:
     """Checks the shape of a hand-made sheet (not how it was reached) and returns
-    (name, row masks, lock mask, failed throws)."""
+    (name, row masks, lock mask, failed throws).
+
+    Only `rows` is required. As in the Qwinto and Yamb sheet inputs, `name` may be left
+    out (no name) and so may `failed` (0), and `locked` (no row locked) too: a sheet
+    copied from paper carries what is written on it, and an unwritten name, no failed
+    throw and no lock are written as nothing. A field that is given must be valid (null
+    is not "left out": it is refused, as the other games refuse it).
+    """
     if not isinstance(data, Mapping):
-        raise _fail("expected a map with 'name', 'rows', 'locked' and 'failed'")
-    expected = {"name", "rows", "locked", "failed"}
-    missing = expected - set(data)
-    if missing:
-        raise _fail(f"missing fields {sorted(missing)}")
-    extra = set(data) - expected
+        raise _fail("expected a map with 'rows' and optionally 'name', 'locked' and 'failed'")
+    extra = set(data) - _FIELDS
     if extra:
         raise _fail(f"unknown fields {sorted(map(str, extra))}")
-    name = data["name"]
+    if "rows" not in data:
+        raise _fail("missing field 'rows'")
+    name = data.get("name", "")
     if not isinstance(name, str):
         raise _fail("'name' must be a string")
     rows = data["rows"]
@@ -120,7 +128,7 @@ def parse_sheet(data: Any) -> tuple[str, list[int], int, int]:
             if marks[r] & bit:
                 raise _fail(f"row {colour!r}: {n} is marked twice")
             marks[r] |= bit
-    locked = data["locked"]
+    locked = data.get("locked", [])
     if not isinstance(locked, list):
         raise _fail("'locked' must be a list of colours")
     locks = 0
@@ -135,7 +143,7 @@ def parse_sheet(data: Any) -> tuple[str, list[int], int, int]:
                 f"row {colour!r} is locked but its last box {NUMBER[r][LAST_BOX]} is not marked"
             )
         locks |= 1 << r
-    failed = data["failed"]
+    failed = data.get("failed", 0)
     if not _is_int(failed) or not 0 <= failed <= MAX_FAILED:
         raise _fail(f"'failed' must be an integer from 0 to {MAX_FAILED}")
     return name, marks, locks, failed

@@ -212,7 +212,7 @@ def test_triangular_scores_and_penalties() -> None:
     [
         None,
         [],
-        {"rows": empty_rows(), "locked": [], "failed": 0},
+        {"name": "A", "locked": [], "failed": 0},
         {"name": "A", "rows": empty_rows(), "locked": [], "failed": 0, "extra": 1},
         {"name": 3, "rows": empty_rows(), "locked": [], "failed": 0},
         {"name": "A", "rows": [], "locked": [], "failed": 0},

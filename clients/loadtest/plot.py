@@ -1,6 +1,6 @@
 """The load test's picture: fan-out latency percentiles and throughput over time.
 
-matplotlib (a dev dependency) draws it headless; it is imported only here, so the load
+matplotlib (the `loadtest` extra) draws it headless; it is imported only here, so the load
 test itself runs without it when no plot is asked for.
 """
 

@@ -1,9 +1,13 @@
 """`dicehall play`: a person at a terminal, speaking protocol v1 like any bot.
 
-It shows the canonical sheets of docs/rules.md (drawn from the seat's view with the game's
-`render_view`), a log of what happened, the turn window's countdown, and numbered legal
-actions; the player types a number or the action itself. The client library reconnects
-and resumes by itself, so a dropped connection only shows as a line in the log.
+Two things run side by side: the room's messages, printed as they come (another seat's
+roll and moves, windows opening and closing, chat, the end), and the player's turn: the
+sheets (drawn from the seat's view with the game's `render_view`, numbered as typed), the
+dice, the numbered legal actions, and a prompt whose countdown to the window's deadline
+stays true. The messages print above the prompt, never into the line being typed
+(clients/terminal_console.py). A move keeps its number for the whole window
+(clients/terminal_moves.py), so the number typed is the move read. The client library
+reconnects and resumes by itself, so a dropped connection only shows as a line in the log.
 """
 
 from __future__ import annotations
@@ -14,27 +18,20 @@ import json
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from protocol import errors as E
 from protocol.features import PROGRESS
-from protocol.messages.server import (
-    Chat,
-    Event,
-    GameOver,
-    Progress,
-    RoomUpdate,
-    Snapshot,
-    TurnWindow,
-    Window,
-    WindowClosed,
-)
-from rules import RulesError, get_game
+from protocol.messages.server import Window
+from rules import RulesError
 from rules.records import replay
 
-from .client import Client, ConnectionLost, RoomLost, http_url
+from .client import Client, ClientError, ConnectionLost, http_url
 from .seatstore import SeatStore
+from .terminal_console import Console
+from .terminal_moves import Numbered, describe, hint, parse
+from .terminal_room import RoomLog
+from .terminal_view import dice_line, legend, sheets
 
 
 def _fetch_json(url: str) -> Any:
@@ -45,100 +42,51 @@ def _fetch_json(url: str) -> Any:
 PAGE = 24
 """Legal actions listed at once (Qwirkle openings can number thousands)."""
 
-
-def describe(action: dict[str, Any]) -> str:
-    """An action as the player would type it: `enter red 3`, `mark green 7`, `pass`..."""
-    kind = action["type"]
-    if kind in ("roll",) and "dice" in action:
-        return "roll " + " ".join(action["dice"])
-    if kind == "roll":
-        return "roll hold " + " ".join(str(i) for i in action.get("hold", []))
-    if kind == "enter":
-        return f"enter {action['row']} {action['box']}"
-    if kind == "mark":
-        return f"mark {action['row']} {action['number']}"
-    if kind == "call":
-        return f"call {action['row']}"
-    if kind == "write":
-        return f"write {action['column']} {action['row']}"
-    if kind in ("place", "swap"):
-        tiles = " ".join(
-            f"{t['color']}-{t['shape']}" + (f"@{t['x']},{t['y']}" if "x" in t else "")
-            for t in action["tiles"]
-        )
-        return f"{kind} {tiles}"
-    return str(kind)
-
-
-def parse(text: str, legal: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """A number from the list, an action typed as listed, or JSON; None if unrecognised."""
-    text = " ".join(text.split())
-    if text.isdigit():
-        i = int(text) - 1
-        return legal[i] if 0 <= i < len(legal) else None
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            return None
-        return value if isinstance(value, dict) else None
-    for action in legal:
-        if describe(action) == text:
-            return action
-    return None
-
-
 HELP = """\
-Type the number of an action, or the action as listed (e.g. `enter red 3`, `pass`),
-or a JSON action. `more` lists more actions, `sheets` redraws the sheets, `help` shows
-this, `quit` leaves (your seat stays yours: run the same command to come back)."""
+Type the number of a move, or the move as listed (`enter red 3`, `pass`; the first word
+may go: `red 3`), or a JSON action. A move keeps its number for the whole turn window.
+`more` lists more moves, `sheets` redraws the sheets, `say TEXT` chats, `help` shows this,
+`quit` leaves (your seat stays yours: run the same command to come back)."""
 
 
-class Terminal:
+class Terminal(RoomLog):
     def __init__(
-        self,
-        client: Client,
-        room: str,
-        out: TextIO = sys.stdout,
-        read_line: Callable[[], str] = sys.stdin.readline,
+        self, client: Client, room: str, out: TextIO = sys.stdout, inp: TextIO | None = None
     ) -> None:
-        self.client = client
-        self.room = room
-        self.out = out
-        self.read_line = read_line
-        self.seat: int | None = client.seats.get(room)
-        self.names: list[str] = []
-        self.view: dict[str, Any] = {}
-        self.game = ""
-        self.deadline_ms: int | None = None
-        self.answered: set[int] = set()
-        """Seats whose answer to the open window was said (from `progress`)."""
+        super().__init__(client, room, Console(out, inp))
         self.window: int | None = None
-        self.over = False
-        self.reconnects = 0
+        """The window the moves on offer answer (from `legal`)."""
+        self.offset_ms: float | None = None
+        """Server clock minus ours, from a `ping` at the start (the heartbeat's later)."""
+        self._waiter: asyncio.Future[str] | None = None
+        self._quit: asyncio.Future[None] | None = None
+        self._chats: set[asyncio.Task[None]] = set()
 
-    def say(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+    # --- the room's messages, printed as they come ------------------------------------------
 
-    def sheets(self) -> None:
-        if not self.view or not self.game:
-            return
-        render = get_game(self.game).render_view
-        assert render is not None
-        for s in range(len(self.names)):
-            name = self.names[s]
-            if self.game != "qwirkle" or s == self.seat:
-                self.say(render(self.view, s, name))
+    async def _pump(self) -> None:
+        """Print the room's messages as they come, whatever the prompt is doing."""
+        async for message in self.client.messages():
+            if isinstance(message, Window):
+                await self._look()  # the scores and whose turn, for its status line
+            self.note(message)
+            if self.over:
+                return
+
+    async def _look(self) -> None:
+        with contextlib.suppress(E.ProtocolError, ClientError):
+            self.view = (await self.client.legal(self.room)).view or self.view
+
+    # --- the player's turn ----------------------------------------------------------------
+
+    async def _play(self) -> None:
+        while not self.over:
+            self.changed.clear()
+            turn = self._ours()
+            if turn is None:
+                await self.changed.wait()
             else:
-                hand = self.view.get("hand_sizes", [0] * len(self.names))[s]
-                self.say(f"{name}: {self.view['scores'][s]} points, {hand} tiles in hand")
-            self.say("")
-        dice = self.view.get("roll") or self.view.get("dice")
-        if self.game == "yamb" and self.seat is not None:
-            dice = self.view["tables"][self.seat].get("dice")
-        if dice:
-            self.say(f"Dice: {dice}")
+                await self.ask(turn.window)
 
     async def refresh(self) -> list[dict[str, Any]]:
         """The seat's view and legal actions, straight from the server (none once over)."""
@@ -151,145 +99,180 @@ class Terminal:
         return legal.actions
 
     def countdown(self) -> str:
-        if self.deadline_ms is None:
+        deadline = self.deadlines.get(self.window) if self.window is not None else None
+        if deadline is None:
             return ""
-        offset = self.client.clock_offset_ms or 0.0
-        left = (self.deadline_ms - offset) / 1000 - time.time()
-        return f"[{max(0, round(left))}s] "
+        offset = self.client.clock_offset_ms
+        offset = self.offset_ms if offset is None else offset
+        left = (deadline - (offset or 0.0)) / 1000 - time.time()
+        return f"[{max(0, int(left + 0.999))}s] "
 
-    def note(self, message: Any) -> None:
-        """One line of the log for a room message."""
-        if self.client.reconnects > self.reconnects:
-            self.reconnects = self.client.reconnects
-            self.say(f"* connection dropped; reconnected to {self.client.url} and caught up")
-        match message:
-            case Snapshot(info=info):
-                self.names = [s.name or f"seat {s.seat}" for s in info.seats]
-                self.game = info.game
-                if message.seat is not None:
-                    self.seat = message.seat
-                self.view = message.view or self.view
-                if message.turn is not None:
-                    self.deadline_ms = message.turn.deadline
-            case RoomUpdate(info=info):
-                self.names = [s.name or f"seat {s.seat}" for s in info.seats]
-                self.game = info.game
-                if info.status == "playing" and info.commitment:
-                    self.say(f"* game on; dice commitment {info.commitment[:16]}...")
-            case Event(event=event):
-                if event.get("type") == "answered" and event.get("seat") in self.answered:
-                    return  # said when its `progress` came
-                self.say("* " + self._event_text(event))
-            case Progress(answered=answered):
-                for seat in answered:
-                    if seat not in self.answered:
-                        self.answered.add(seat)
-                        self.say(f"* {self._name(seat)} answered")
-            case Window(actors=actors, deadline=deadline):
-                self.answered = set()
-                self.deadline_ms = deadline
-                who = ", ".join(self._name(a.seat) for a in actors)
-                self.say(f"* turn window {message.window}: {who} to act")
-            case WindowClosed(actions=actions):
-                for a in actions:
-                    if a.default:
-                        self.say(f"* {self._name(a.seat)} ran out of time")
-            case GameOver(scores=scores, winners=winners):
-                self.over = True
-                line = ", ".join(f"{self._name(i)} {p}" for i, p in enumerate(scores))
-                self.say(
-                    f"* game over: {line}; winner(s): " + ", ".join(self._name(w) for w in winners)
-                )
-                self.say(f"* dice seed revealed: {message.seed}")
-            case Chat(sender=sender, text=text):
-                self.say(f"<{sender}> {text}")
-            case RoomLost(reason=reason):
-                self.say(f"* lost the room: {reason}")
-                self.over = True
+    def show_sheets(self) -> None:
+        if not self.view or not self.game:
+            return
+        for text in sheets(self.game, self.view, self.names, self.seat):
+            self.say(text)
+            self.say("")
+        key = legend(self.game)
+        if key:
+            self.say(key)
+        dice = dice_line(self.game, self.view, self.seat, self.held.get(self.seat or 0, []))
+        if dice:
+            self.say(dice)
 
-    def _name(self, seat: int) -> str:
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+    def _list(self, listed: list[Numbered], start: int) -> int:
+        """Print a page of moves from `start`; returns where the next page starts."""
+        end = min(len(listed), start + PAGE)
+        for number, action in listed[start:end]:
+            does = hint(self.game, action, self.view, self.seat)
+            self.say(
+                f"  {number:3}. {describe(action):<22} ({does})"
+                if does
+                else f"  {number:3}. {describe(action)}"
+            )
+        if end < len(listed):
+            self.say(f"  ... {len(listed) - end} more: type `more`")
+        return end
 
-    def _event_text(self, event: dict[str, Any]) -> str:
-        kind = event.get("type")
-        seat = event.get("seat")
-        who = self._name(seat) if isinstance(seat, int) else ""
-        if kind == "applied" and isinstance(event.get("action"), dict):
-            return f"{who}: {describe(event['action'])}"
-        if kind == "rolled":
-            dice = event.get("dice")
-            return f"{who + ' ' if who else ''}rolled {dice}"
-        if kind == "answered":
-            return f"{who} answered"
-        if kind == "failed_throw":
-            return f"{who} records a failed throw"
-        if kind == "turn":
-            return f"{who}'s turn"
-        rest = {k: v for k, v in event.items() if k not in ("type", "seat")}
-        return f"{kind} {who} {json.dumps(rest) if rest else ''}".strip()
+    def _prompt(self) -> str:
+        return f"{self.countdown()}your move (help for help): "
 
-    async def ask(self, actions: list[dict[str, Any]]) -> None:
-        """Prompt until the player acts, passes the turn to time-out, or quits."""
+    async def _line(self, window: int) -> str | None:
+        """The next line typed for this window, or None once it cannot take a move."""
+        self.console.prompt(self._prompt)
+        while self._open_for_us(window):
+            self.changed.clear()
+            waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            changed: asyncio.Future[Any] = asyncio.ensure_future(self.changed.wait())
+            await asyncio.wait([waiter, changed], return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+            self._waiter = None
+            if waiter.done():
+                return waiter.result()
+            waiter.cancel()
+        self.console.drop_prompt()
+        return None
+
+    async def ask(self, window: int) -> None:
+        """Offer the moves of this window until the seat's part is done, or it closes."""
+        listed = await self._offer()
+        page: int | None = 0
         shown = 0
-        if actions:
-            self.sheets()
-        while actions and not self.over:
-            for i in range(shown, min(len(actions), shown + PAGE)):
-                self.say(f"  {i + 1:3}. {describe(actions[i])}")
-            shown = min(len(actions), shown + PAGE)
-            if shown < len(actions):
-                self.say(f"  ... {len(actions) - shown} more: type `more`")
-            self.out.write(f"{self.countdown()}your move (help for help): ")
-            self.out.flush()
-            line = (await asyncio.to_thread(self.read_line)).strip()
+        while listed:
+            if page is not None:
+                shown, page = self._list(listed, page), None
+            line = await self._line(self.window if self.window is not None else window)
+            if line is None:
+                if not self.over:
+                    self.say(f"* turn window {self.window} closed before you answered")
+                break
             if line in ("", "more"):
+                page = shown if shown < len(listed) else 0
                 continue
-            if line in ("quit", "exit"):
-                raise KeyboardInterrupt
-            if line == "help":
-                self.say(HELP)
-                shown = 0
-                continue
-            if line == "sheets":
-                self.sheets()
-                shown = 0
-                continue
-            action = parse(line, actions)
+            action = parse(line, listed)
             if action is None:
-                self.say(f"! not an action here: {line!r} (type a number from the list)")
-                shown = 0
+                self.say(f"! not a move here: {line!r} (type a number from the list, or help)")
                 continue
-            try:
-                await self.client.act(self.room, action, window=self.window)
-            except ConnectionLost:
-                self.say("! the connection dropped before the server answered; reconnecting")
-                actions = await self.refresh()  # the seat's actions as the room now sees them
-                shown = 0
-                continue
-            except E.ProtocolError as exc:
-                rule = f" [{exc.rule}]" if exc.rule else ""
-                self.say(f"! {exc.name}: {exc.message}{rule}")
-                if isinstance(exc, E.WindowClosedError | E.NotYourTurnError | E.GameOverError):
-                    return
-                actions = await self.refresh()
-                shown = 0
-                continue
-            actions = await self.refresh()  # a Yamb turn goes on after a roll
-            shown = 0
-            if actions:
-                self.sheets()
+            owes = await self._act(action)
+            if not owes:
+                break
+            listed, page = await self._offer(), 0  # a Yamb turn goes on after a roll
+        self.done.add(window)
+        if self.window is not None:
+            self.done.add(self.window)
+
+    async def _offer(self) -> list[Numbered]:
+        """The seat's moves now, numbered, after the sheets and the dice they act on."""
+        listed = self.numbering.listing(self.window, await self.refresh())
+        if listed:
+            self.show_sheets()
+        return listed
+
+    async def _act(self, action: dict[str, Any]) -> list[str] | bool:
+        """Send the move; whether to offer the seat's moves again (a list: what it owes)."""
+        if action.get("type") == "roll" and "hold" in action and self.seat is not None:
+            self.held[self.seat] = list(action["hold"])
+        try:
+            result = await self.client.act(self.room, action, window=self.window)
+        except ConnectionLost:
+            self.say("! the connection dropped before the server answered; reconnecting")
+            return True  # the seat's actions as the room now sees them
+        except E.ProtocolError as exc:
+            rule = f" [{exc.rule}]" if exc.rule else ""
+            self.say(f"! {exc.name}: {exc.message}{rule}")
+            closed = E.WindowClosedError | E.NotYourTurnError | E.GameOverError
+            return not isinstance(exc, closed)
+        return list(result.owes)
+
+    # --- commands that work at any time ---------------------------------------------------
+
+    def _on_line(self, line: str | None) -> None:
+        """A line typed: quit, help, sheets and chat at any time; a move only when asked."""
+        text = "" if line is None else line.strip()
+        asked = self._waiter is not None and not self._waiter.done()
+        if line is None or text in ("quit", "exit"):
+            if self._quit is not None and not self._quit.done():
+                self._quit.set_result(None)
+            return
+        if text == "help":
+            self.say(HELP)
+        elif text == "sheets":
+            self.show_sheets()
+        elif text.startswith("say "):
+            task = asyncio.ensure_future(self._chat(text[4:]))
+            self._chats.add(task)
+            task.add_done_callback(self._chats.discard)
+        elif asked and self._waiter is not None:
+            self._waiter.set_result(text)
+            return
+        elif text:
+            self.say(f"! no move is asked of you now: {text!r} (wait for your turn)")
+        if asked:
+            self.console.prompt(self._prompt)  # (Enter took the last one)
+
+    async def _chat(self, text: str) -> None:
+        try:
+            await self.client.chat(self.room, text)
+        except (E.ProtocolError, ClientError) as exc:
+            self.say(f"! the chat line did not go out: {exc}")
+
+    # --- the whole game -------------------------------------------------------------------
+
+    async def _measure_clock(self) -> None:
+        """The server's clock against ours, so that the countdown is true from the start."""
+        with contextlib.suppress(E.ProtocolError, ClientError):
+            sent = time.time()
+            result = await self.client.ping()
+            self.offset_ms = result.time - (sent + time.time()) * 500
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(0.2)
+            self.console.tick()
 
     async def run(self) -> None:
-        async for message in self.client.messages():
-            self.note(message)
-            turn = message.turn if isinstance(message, Snapshot) else message
-            if isinstance(turn, Window | TurnWindow) and any(
-                a.seat == self.seat for a in turn.actors
-            ):
-                await self.ask(await self.refresh())
-            if self.over:
-                await self.final()
-                return
+        """Play until the game ends (then show the checked record) or the player quits
+        (raises KeyboardInterrupt, as Ctrl-C does)."""
+        self._quit = asyncio.get_running_loop().create_future()
+        await self._measure_clock()
+        self.console.start(self._on_line)
+        tasks = [asyncio.ensure_future(c) for c in (self._pump(), self._play(), self._tick())]
+        try:
+            done, _ = await asyncio.wait(
+                [tasks[0], tasks[1], self._quit], return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.console.stop()
+        if self._quit.done():
+            raise KeyboardInterrupt
+        for finished in done:
+            finished.result()  # (a client that gave up: its error)
+        if self.over:
+            await self.final()
 
     async def final(self) -> None:
         """The final sheets, from the game record: replayed here, so the dice are checked."""
@@ -304,6 +287,9 @@ class Terminal:
         for text in result.to_json()["sheets"].values():
             self.say(text)
             self.say("")
+        key = legend(self.game)
+        if key:
+            self.say(key)
         fair = "the dice check out" if result.verified else "the record has no seed"
         self.say(f"Game record: {url} ({fair})")
 
@@ -344,6 +330,6 @@ async def play(
         else:
             await client.join(room, name=name)
         store.put(server, room, client.tokens[room])
-        terminal = Terminal(client, room)
+        terminal = Terminal(client, room, inp=sys.stdin)
         await terminal.run()
     return 0

@@ -1,0 +1,174 @@
+"""What the room's messages say, as `dicehall play` prints and follows them.
+
+Every room message becomes a line of the log (printed above the prompt by the console) and
+updates what the terminal knows: the names, the seat's view, the open turn window with
+its deadline and actors, the windows closed, the game's end. The player's side
+(clients/terminal.py) waits on `changed` and reads this state to know when a move is
+asked of the seat and when a prompt has lost its window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    Progress,
+    RoomUpdate,
+    Snapshot,
+    TurnWindow,
+    Window,
+    WindowClosed,
+)
+
+from .client import Client, RoomLost
+from .terminal_console import Console
+from .terminal_moves import Numbering, describe
+from .terminal_view import event_text, status_line
+
+
+class RoomLog:
+    """The room as the messages printed so far tell it (the base of `Terminal`)."""
+
+    def __init__(self, client: Client, room: str, console: Console) -> None:
+        self.client = client
+        self.room = room
+        self.console = console
+        self.seat: int | None = client.seats.get(room)
+        self.names: list[str] = []
+        self.view: dict[str, Any] = {}
+        self.game = ""
+        self.numbering = Numbering("")
+        self.turn: TurnWindow | None = None
+        """The open turn window as the messages printed so far tell it."""
+        self.latest = -1
+        """The newest window announced so far (ids grow within a room)."""
+        self.closed: set[int] = set()
+        """Windows a `window_closed` ended."""
+        self.deadlines: dict[int, int] = {}
+        self.done: set[int] = set()
+        """Windows this seat has finished its part in (a `window` message re-opens one)."""
+        self.answered: set[int] = set()
+        """Seats whose answer to the open window was said (from `progress`)."""
+        self.held: dict[int, list[int]] = {}
+        """Yamb: the dice each seat held in its last roll."""
+        self.over = False
+        self.reconnects = 0
+        self.changed = asyncio.Event()
+        """Set by every message that may open, close or end a turn window."""
+
+    def say(self, text: str) -> None:
+        self.console.say(text)
+
+    def note(self, message: Any) -> None:
+        """One line of the log for a room message, and what it changes about the turn."""
+        if self.client.reconnects > self.reconnects:
+            self.reconnects = self.client.reconnects
+            self.say(f"* connection dropped; reconnected to {self.client.url} and caught up")
+        match message:
+            case Snapshot(info=info):
+                self._room(info.game, [s.name or f"seat {s.seat}" for s in info.seats])
+                if message.seat is not None:
+                    self.seat = message.seat
+                self.view = message.view or self.view
+                self._open(message.turn)
+                self._status(message.turn)
+            case RoomUpdate(info=info):
+                self._room(info.game, [s.name or f"seat {s.seat}" for s in info.seats])
+                if info.status == "playing" and info.commitment:
+                    self.say(f"* game on; dice commitment {info.commitment[:16]}...")
+            case Event(event=event):
+                self._event(event)
+            case Progress(answered=answered):
+                self._progress(message.window, answered)
+            case Window(window=window, deadline=deadline, actors=actors):
+                self.answered = set()
+                self.done.discard(window)  # (announced again after a failover)
+                self.closed.discard(window)
+                self._open(TurnWindow(window=window, deadline=deadline, actors=actors))
+                self._status(self.turn)
+            case WindowClosed(actions=actions):
+                for a in actions:
+                    if a.default:
+                        played = f": the rules played {describe(a.action)}" if a.action else ""
+                        self.say(f"* {self._name(a.seat)} ran out of time{played}")
+                self.closed.add(message.window)
+                if self.turn is not None and self.turn.window == message.window:
+                    self._open(None)
+                self.changed.set()
+            case GameOver():
+                self._over(message)
+            case Chat(sender=sender, text=text):
+                self.say(f"<{sender}> {text}")
+            case RoomLost(reason=reason):
+                self.say(f"* lost the room: {reason}")
+                self.over = True
+                self.changed.set()
+
+    def _room(self, game: str, names: list[str]) -> None:
+        self.names = names
+        if game != self.game:
+            self.game, self.numbering = game, Numbering(game)
+
+    def _open(self, turn: TurnWindow | None) -> None:
+        self.turn = turn
+        if turn is not None:
+            self.deadlines[turn.window] = turn.deadline
+            self.latest = max(self.latest, turn.window)
+        self.changed.set()
+
+    def _status(self, turn: TurnWindow | None) -> None:
+        if turn is not None:
+            seats = [a.seat for a in turn.actors]
+            self.say(status_line(turn.window, seats, self.view, self.names, self.seat))
+
+    def _event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "answered" and event.get("seat") in self.answered:
+            return  # said when its `progress` came
+        action, seat = event.get("action"), event.get("seat")
+        if isinstance(action, dict) and isinstance(seat, int) and "hold" in action:
+            self.held[seat] = list(action["hold"])
+        text = event_text(event, self._name)
+        if text is not None:
+            self.say("* " + text)
+
+    def _progress(self, window: int, answered: list[int]) -> None:
+        for seat in answered:
+            if seat not in self.answered:
+                self.answered.add(seat)
+                self.say(f"* {self._name(seat)} answered")
+        if self.turn is not None and self.turn.window == window:
+            actors = [a for a in self.turn.actors if a.seat not in answered]
+            self._open(TurnWindow(window=window, deadline=self.turn.deadline, actors=actors))
+
+    def _over(self, message: GameOver) -> None:
+        self.over = True
+        self.turn = None
+        line = ", ".join(f"{self._name(i)} {p}" for i, p in enumerate(message.scores))
+        winners = ", ".join(self._name(w) for w in message.winners)
+        self.say(f"* game over: {line}; winner(s): {winners}")
+        self.say(f"* dice seed revealed: {message.seed}")
+        self.changed.set()
+
+    def _name(self, seat: int) -> str:
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+
+    def _ours(self) -> TurnWindow | None:
+        """The open window if this seat still has its part to play in it."""
+        turn = self.turn
+        if turn is None or turn.window in self.done:
+            return None
+        return turn if any(a.seat == self.seat for a in turn.actors) else None
+
+    def _open_for_us(self, window: int) -> bool:
+        """Whether `window` may still take this seat's move, as far as the messages printed
+        so far tell (they may lag behind the `legal` reply that named it)."""
+        if self.over or window in self.closed or self.latest > window:
+            return False
+        turn = self.turn
+        if turn is None or turn.window != window:
+            return True
+        return any(a.seat == self.seat for a in turn.actors)

@@ -154,8 +154,10 @@ class Server:
             asyncio.get_running_loop().create_task(self.bots.pop(key).stop())
 
     async def _keep_demo_rooms(self) -> None:
-        """One open room per game, every other seat a house bot: a newcomer plays at once."""
+        """One open room per game, every other seat the strongest house bot the game has: a
+        newcomer plays at once, against the default opponent of the web client's lobby."""
         from rules import all_games
+        from rules.bots import bot_names
 
         while True:
             rooms = await self.backend.rooms()
@@ -171,13 +173,15 @@ class Server:
                         seats=seats,
                         turn_window=self.config.turn_window,
                         public=True,
-                        name=f"{game.title}: play a house bot",
+                        name=f"{game.title}: play the strong house bot",
                         autostart=True,
                         host_key=self._host_key,
                     )
                 )
+                kinds = bot_names(game.name)
+                kind = "strong" if "strong" in kinds else kinds[0]
                 await self.backend.call(
-                    info.room, AddBotsCmd(kind="random", count=seats - 1, host_key=self._host_key)
+                    info.room, AddBotsCmd(kind=kind, count=seats - 1, host_key=self._host_key)
                 )
             await asyncio.sleep(1.0)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,125 +21,17 @@ import pytest
 from clients.client import Client
 from rules.records import replay
 from tests.support.redis import RedisServer
-from tests.support.servers import ROOT, ServerProcess, running_server
+from tests.support.servers import ServerProcess, running_server
 
 from .helpers import metrics
+from .webpage import Browser, Page, Player, launch
 
 T = TypeVar("T")
-
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SHOTS = ROOT / "docs" / "screenshots"
-"""Written only when DICEHALL_SCREENSHOTS=1 (`make screenshots`): tests leave the tree clean."""
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
-TIMEOUT_MS = 15_000
-
-try:
-    from playwright.sync_api import Browser, Page, sync_playwright
-except ImportError:  # reported by the fixture as a failure, never a skip
-    sync_playwright = None
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make browsers` (installs Debian's chromium)")
-    if sync_playwright is None:
-        pytest.fail("the playwright package is missing: pip install -e '.[dev]'")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        yield chromium
-        chromium.close()
-
-
-class Player:
-    """One browser tab (its own storage) driving the web client like a person."""
-
-    def __init__(self, browser: Browser, server: ServerProcess, name: str) -> None:
-        self.context = browser.new_context(viewport=DESKTOP)
-        self.page: Page = self.context.new_page()
-        self.page.set_default_timeout(TIMEOUT_MS)
-        self.server = server
-        self.problems: list[str] = []
-        self.page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
-        self.page.on(
-            "console",
-            lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None,
-        )
-        self.page.goto(server.http + "/")
-        self.page.fill("#player-name", name)
-        self.page.press("#player-name", "Tab")
-        self.page.wait_for_selector("#create-room")
-
-    def close(self) -> None:
-        assert self.problems == [], self.problems
-        self.context.close()
-
-    def room(self, key: str) -> str:
-        value: str = self.page.get_attribute("#room", f"data-{key}") or ""
-        return value
-
-    def create(self, game: str, seats: int = 2, bots: int = 1, turn_window: int = 120) -> str:
-        """Fill the lobby's form and create a room (autostart: it starts when seats are full)."""
-        page = self.page
-        page.select_option("#f-game", game)
-        page.fill("#f-seats", str(seats))
-        page.dispatch_event("#f-seats", "change")
-        page.fill("#f-bots", str(bots))
-        page.dispatch_event("#f-bots", "change")
-        page.fill("#f-window", str(turn_window))
-        page.dispatch_event("#f-window", "change")
-        page.click("#create-room")
-        page.wait_for_selector("#room[data-seat='0']")
-        return self.room("room")
-
-    def wait_move(self, seen: int) -> bool:
-        """Wait until it is this seat's move with a legal list newer than `seen`; False: over."""
-        self.page.wait_for_function(
-            """(seen) => {
-                const r = document.querySelector('#room');
-                return r && (r.dataset.over === '1'
-                    || (r.dataset.mine === '1' && Number(r.dataset.legal) > seen));
-            }""",
-            arg=seen,
-        )
-        return self.room("over") != "1"
-
-    def wait_legal(self, seen: int) -> None:
-        """Wait for a legal list newer than `seen` (the answer to what was just clicked)."""
-        self.page.wait_for_function(
-            "(n) => Number(document.querySelector('#room').dataset.legal) > n", arg=seen
-        )
-
-    def wait_log(self, prefix: str) -> None:
-        self.page.wait_for_function(
-            """(p) => [...document.querySelectorAll('.log-list li')]
-                .some((li) => li.textContent.startsWith(p))""",
-            arg=prefix,
-        )
-
-    def legal_count(self) -> int:
-        return int(self.room("legal") or 0)
-
-    def log(self) -> list[str]:
-        texts: list[str] = self.page.locator(".log-list li").all_inner_texts()
-        return texts
-
-    def shot(self, name: str, full_page: bool = True) -> None:
-        image = self.page.screenshot(full_page=full_page)
-        assert image.startswith(b"\x89PNG")
-        if os.environ.get("DICEHALL_SCREENSHOTS") == "1":
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            (SHOTS / name).write_bytes(image)
+    yield from launch()
 
 
 @pytest.fixture
@@ -210,9 +101,6 @@ def test_qwinto_whole_game_with_reload_and_drop(
             others = [".box[aria-disabled='true']", ".box.filled", ".box.blocked", ".box.held"]
             assert legal + sum(mine.locator(sel).count() for sel in others) == 30
             ada.shot("qwinto.png")
-            page.set_viewport_size(PHONE)
-            ada.shot("qwinto-phone.png")
-            page.set_viewport_size(DESKTOP)
         entered += qwinto_move(page) == "enter"
         moves += 1
         if moves == 7:
@@ -245,7 +133,7 @@ def test_qwinto_whole_game_with_reload_and_drop(
         int(cell.get_attribute("data-final-seat") or -1): int(cell.inner_text())
         for cell in page.locator("[data-final-seat]").all()
     }
-    names = ["Ada", "random-bot-1"]
+    names = ["Ada", "strong-bot-1"]  # the default opponent: the strong house bot
     assert record_scores(server, room) == {names[s]: v for s, v in shown.items()}
     # the final sheets show the finished game, and the log ends with it
     assert any(line.startswith("Game over") for line in ada.log())
@@ -375,6 +263,12 @@ def test_yamb_hold_roll_write(
     assert again[:2] == dice[:2], "held dice keep their values"
     assert any(line.startswith("You roll, holding dice 1, 2") for line in di.log())
     di.shot("yamb.png")
+    # the columns carry the rules' labels, and their names for screen readers
+    head = page.locator(".seat-panel.mine table.yamb thead th[data-column]")
+    shown = head.locator("span[aria-hidden='true']").all_inner_texts()
+    assert shown == ["↓", "↑", "free 1", "free 2", "call", "hand"]
+    spoken = [t.strip() for t in head.locator(".sr").all_text_contents()]
+    assert spoken == [f"{n} column" for n in ("down", "up", "free 1", "free 2", "call", "hand")]
     cell = page.locator(".seat-panel.mine button.cell-btn.write").first
     column, row, preview = (
         cell.get_attribute("data-column"),
@@ -385,7 +279,9 @@ def test_yamb_hold_roll_write(
     cell.click()
     di.wait_legal(seen)
     di.wait_log("You write")
-    assert f"You write {column} / {row}: {preview}" in di.log()
+    # the log names the column as the sheet labels it, in words
+    name = {"down": "down", "up": "up", "free1": "free 1", "free2": "free 2", "hand": "hand"}
+    assert f"You write {preview} in {name[column or '']}, row {row}" in di.log()
     assert page.locator(".seat-panel.mine td.written").count() == 1
     assert di.room("errors") == "0"
 
@@ -417,16 +313,73 @@ def test_lobby_and_shared_link(
     assert guest.room("seat") == "2"
     assert host.wait_move(-1)  # seat 0 chooses the dice first
     names = host.page.locator(".room-head .seat .name").all_inner_texts()
-    assert names == ["Host", "random-bot-1", "Guest"]
+    assert names == ["Host", "strong-bot-1", "Guest"]  # the host fills with the default bot
 
     # a third person watches through the same link and sees the game go on
     watcher = new_player(players, browser, server, "Watcher")
     watcher.page.goto(link)
     watcher.page.wait_for_selector("#room[data-mode='watch'] .qwinto-sheet")
+    assert watcher.log()[0] == "You are watching the room."
     assert watcher.page.locator("button.box.legal, [data-join-seat]").count() == 0
     host.page.click("button[data-action='roll']")
     watcher.wait_log("Host rolls red + yellow + blue")
     watcher.page.wait_for_selector(".controls .dice-line .die")
+
+
+# --- quick match ----------------------------------------------------------------------------
+
+
+def play_now(player: Player, game: str) -> str:
+    """Click the lobby's "Play now" for `game`; the room the page sits down in."""
+    player.page.goto(player.server.http + "/")
+    player.page.click(f"button[data-play-now='{game}']")
+    player.page.wait_for_selector(f"#room[data-game='{game}'][data-seat]:not([data-seat=''])")
+    return player.room("room")
+
+
+def open_rooms(player: Player, game: str) -> list[str]:
+    rooms = player.request("rooms", {"game": game})["rooms"]
+    return [r["room"] for r in rooms if r["status"] == "open"]
+
+
+def test_play_now_joins_a_waiting_room_or_starts_one_against_the_strong_bot(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    # somebody waits in a public Qwirkle room: "Play now" sits down there and the game starts
+    host = new_player(players, browser, server, "Host")
+    waiting = host.create("qwirkle", seats=2, bots=0)
+    host.page.wait_for_selector("#room[data-status='open']")
+    guest = new_player(players, browser, server, "Guest")
+    assert play_now(guest, "qwirkle") == waiting
+    assert guest.room("seat") == "1"
+    for player in (host, guest):
+        player.page.wait_for_selector("#room[data-status='playing']")
+    names = guest.page.locator(".room-head .seat .name").all_inner_texts()
+    assert names == ["Host", "Guest"]
+
+    # nobody waits for Yamb: the first click starts a game against the strong bot at once,
+    # which leaves nothing open, so the second click (another person) starts another one
+    ann = new_player(players, browser, server, "Ann")
+    assert open_rooms(ann, "yamb") == []
+    first = play_now(ann, "yamb")
+    ann.page.wait_for_selector("#room[data-status='playing']")
+    assert ann.room("seat") == "0"
+    assert ann.page.locator(".room-head .seat .name").all_inner_texts() == ["Ann", "strong-bot-1"]
+    assert ann.wait_move(-1)
+    bob = new_player(players, browser, server, "Bob")
+    second = play_now(bob, "yamb")
+    assert second != first
+    bob.page.wait_for_selector("#room[data-status='playing']")
+    assert bob.page.locator(".room-head .seat .name").all_inner_texts() == ["Bob", "strong-bot-1"]
+
+    # a room of its own is listed, named for what it is, with the publisher's rules when the
+    # game has them (Qwixx: lock_after 5)
+    cy = new_player(players, browser, server, "Cy")
+    assert open_rooms(cy, "qwixx") == []
+    mine = play_now(cy, "qwixx")
+    info = cy.page.evaluate("window.dicehall.view.info")
+    assert info["room"] == mine and info["name"] == "Qwixx: quick match"
+    assert info["options"] == {"lock_after": 5} and info["public"] is True
 
 
 # --- following a room to the process that runs it --------------------------------------------
@@ -510,3 +463,4 @@ def test_the_page_shows_who_it_waits_for_as_each_answer_comes_in(
             run(client.close())
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
+        loop.close()

@@ -1,4 +1,7 @@
-// One line of the room log per room message: what happened, in words.
+// One line of the room log per room message: what happened, in words (a player's words,
+// never the protocol's).
+
+import { COLUMN_NAME } from './games/yamb.js';
 
 const SYMBOL = { circle: '●', square: '■', diamond: '◆', star: '✶', clover: '♣', cross: '✚' };
 
@@ -8,9 +11,16 @@ function tiles(list) {
     .join(', ');
 }
 
+/** "white 3 and 5, red 2, yellow 6": the two white dice (white1, white2) read as one. */
 function dice(map) {
-  return Object.entries(map)
-    .map(([c, v]) => `${c} ${v}`)
+  const whites = Object.entries(map)
+    .filter(([c]) => c.startsWith('white'))
+    .map(([, v]) => v);
+  const colours = Object.entries(map)
+    .filter(([c]) => !c.startsWith('white'))
+    .map(([c, v]) => `${c} ${v}`);
+  return [whites.length ? `white ${whites.join(' and ')}` : null, ...colours]
+    .filter(Boolean)
     .join(', ');
 }
 
@@ -49,9 +59,15 @@ function action(game, a, name, memo) {
         a.tiles ? `swaps ${tiles(a.tiles)}` : `swaps ${a.count} tile${a.count === 1 ? '' : 's'}`,
       );
     case 'call':
-      return says(name, `calls ${a.row}`);
+      return says(name, `announces ${a.row} in the call column`);
     case 'write':
-      return says(name, `writes ${a.column} / ${a.row}`);
+      return says(
+        name,
+        `writes ${memo.value ?? ''} in ${COLUMN_NAME[a.column] || a.column}, row ${a.row}`.replace(
+          '  ',
+          ' ',
+        ),
+      );
     default:
       return `${name}: ${JSON.stringify(a)}`;
   }
@@ -67,8 +83,8 @@ export function describeEvent(game, e, nameOf, memo = {}) {
     case 'answered':
       return null;
     case 'applied': {
+      memo.value = e.value;
       let text = action(game, e.action, who, memo);
-      if (e.action.type === 'write' && e.value !== undefined) text += `: ${e.value}`;
       if (e.points !== undefined) text += ` for ${e.points} point${e.points === 1 ? '' : 's'}`;
       if (e.qwirkles) text += ` (Qwirkle ×${e.qwirkles}!)`;
       return text;
@@ -84,6 +100,8 @@ export function describeEvent(game, e, nameOf, memo = {}) {
     case 'round':
       return `Round ${e.round}`;
     case 'timeout':
+      // the window_closed that follows marks the same default: it is not logged again
+      (memo.timedOut ??= new Set()).add(e.seat);
       return `${who} ran out of time`;
     case 'locked':
       return says(who, `locks ${e.row}`);
@@ -104,11 +122,18 @@ export function describeEvent(game, e, nameOf, memo = {}) {
   }
 }
 
-/** Text for a room message other than `event` and `room`, or null. */
-export function describeMessage(msg, nameOf) {
+/**
+ * Text for a room message other than `event` and `room`, or null. A window's time-outs are
+ * logged once: by the game's `timeout` event when it sent one (`memo`), else here.
+ */
+export function describeMessage(msg, nameOf, memo = {}) {
   switch (msg.type) {
     case 'window_closed': {
-      const late = msg.actions.filter((a) => a.default).map((a) => nameOf(a.seat));
+      const logged = memo.timedOut || new Set();
+      memo.timedOut = new Set();
+      const late = msg.actions
+        .filter((a) => a.default && !logged.has(a.seat))
+        .map((a) => nameOf(a.seat));
       return late.length ? `Time ran out for ${late.join(', ')}` : null;
     }
     case 'game_over':

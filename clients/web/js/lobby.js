@@ -1,10 +1,50 @@
-// The lobby: the games and their options, the open rooms, and a form to create a room.
+// The lobby: "Play now" per game, the games and their options, the open rooms, and a form
+// to create a room.
 
 import { h, replace, toast } from './dom.js';
 import { Disconnected } from './dicehall.js';
 import * as store from './store.js';
 
 const ROOMS_EVERY_MS = 3000;
+const TURN_WINDOW = 30;
+/** The preset that holds the publisher's rules (docs/games/*.md), offered first. */
+export const OFFICIAL = 'official';
+
+/** The default opponent: the strongest house bot the game offers. */
+export function defaultBot(game) {
+  const bots = (game && game.bots) || [];
+  return bots.includes('strong') ? 'strong' : bots[0] || 'random';
+}
+
+/** The preset a new room starts from: the publisher's rules when the game has them. */
+export function defaultPreset(game) {
+  return game && game.presets && OFFICIAL in game.presets ? OFFICIAL : '';
+}
+
+/** Every option of `game` with the preset's values over the defaults. */
+export function resolveOptions(game, preset) {
+  const out = {};
+  for (const o of game.options) out[o.name] = o.default;
+  return { ...out, ...((preset && game.presets[preset]) || {}) };
+}
+
+/** The presets in the order offered: the official (publisher's) rules first. */
+function presetNames(game) {
+  return Object.keys(game.presets).sort((a, b) => (b === OFFICIAL) - (a === OFFICIAL));
+}
+
+/** A preset's name as a player reads it. */
+export function presetTitle(name) {
+  if (name === OFFICIAL) return 'Official rules (the publisher\u2019s)';
+  return `Preset \u201c${name}\u201d`;
+}
+
+/** Option values in words: "reroll on, lock_after 5". */
+function valuesText(values) {
+  return Object.entries(values)
+    .map(([k, v]) => (typeof v === 'boolean' ? `${k} ${v ? 'on' : 'off'}` : `${k} ${v}`))
+    .join(', ');
+}
 
 export class LobbyView {
   constructor(app) {
@@ -16,15 +56,17 @@ export class LobbyView {
       game: 'qwinto',
       seats: 2,
       bots: 1,
-      turn_window: 30,
-      preset: '',
-      options: {},
+      botKind: null, // the game's default opponent until chosen
+      turn_window: TURN_WINDOW,
+      rules: null, // a preset's name, 'default' or 'custom'; null: the game's default preset
+      options: null, // every option's value; null: as the rules say
       name: '',
       public: true,
     };
     this.root = h('section.lobby', { id: 'lobby' });
     this.timer = null;
     this.creating = false;
+    this.quick = null; // the game a "Play now" is under way for
   }
 
   mount(root) {
@@ -38,8 +80,7 @@ export class LobbyView {
 
   async sync() {
     try {
-      const result = await this.conn.request('games');
-      this.games = result.games;
+      this.games = await this.app.gameList();
     } catch (err) {
       if (!(err instanceof Disconnected)) toast(err.message, 'error');
       return;
@@ -59,43 +100,81 @@ export class LobbyView {
     this.timer = setTimeout(() => this.loadRooms(), ROOMS_EVERY_MS);
   }
 
-  game() {
-    return this.games.find((g) => g.name === this.form.game) || this.games[0];
+  game(name = this.form.game) {
+    return this.games.find((g) => g.name === name) || this.games[0];
+  }
+
+  /** The form's rules and option values, filled in from the game's defaults. */
+  formRules(game) {
+    const f = this.form;
+    if (f.rules === null) f.rules = defaultPreset(game) || 'default';
+    if (f.options === null)
+      f.options = resolveOptions(game, f.rules in game.presets ? f.rules : '');
+    if (!f.botKind || !game.bots.includes(f.botKind)) f.botKind = defaultBot(game);
+    return f;
   }
 
   async create(e) {
     e.preventDefault();
     if (this.creating) return;
     const game = this.game();
-    const f = this.form;
+    const f = this.formRules(game);
     const seats = clamp(Number(f.seats), game.min_seats, game.max_seats);
-    const bots = clamp(Number(f.bots), 0, seats - 1);
-    const request = {
-      game: game.name,
-      seats,
-      options: f.options,
-      turn_window: clamp(Number(f.turn_window), 1, 3600),
-      public: f.public,
-      autostart: true,
-    };
-    if (f.preset) request.preset = f.preset;
-    if (f.name.trim()) request.name = f.name.trim().slice(0, 60);
     this.creating = true;
     try {
-      const created = await this.conn.request('create', request);
-      const room = created.room.room;
-      const name = this.app.playerName();
-      const joined = await this.conn.request('join', { room, seat: 0, ...(name ? { name } : {}) });
-      store.saveSeat(room, joined.seat, joined.token);
-      this.app.seated.add(room);
-      if (bots > 0)
-        await this.conn.request('add_bots', { room, kind: f.botKind || game.bots[0], count: bots });
-      location.hash = `#/room/${room}`;
+      await this.createRoom(game, {
+        seats,
+        bots: clamp(Number(f.bots), 0, seats - 1),
+        botKind: f.botKind,
+        preset: f.rules in game.presets ? f.rules : null,
+        options: f.options,
+        turnWindow: clamp(Number(f.turn_window), 1, 3600),
+        public: f.public,
+        name: f.name.trim().slice(0, 60),
+      });
     } catch (err) {
-      toast(`Could not create the room: ${err.message}`, 'error');
+      if (!(err instanceof Disconnected))
+        toast(`Could not create the room: ${err.message}`, 'error');
     } finally {
       this.creating = false;
     }
+  }
+
+  /** Create a room (it starts by itself once full), take seat 1, seat the bots, go there. */
+  async createRoom(game, spec) {
+    const request = {
+      game: game.name,
+      seats: spec.seats,
+      options: spec.options || {},
+      turn_window: spec.turnWindow,
+      public: spec.public,
+      autostart: true,
+    };
+    if (spec.preset) request.preset = spec.preset;
+    if (spec.name) request.name = spec.name;
+    const created = await this.conn.request('create', request);
+    const room = created.room.room;
+    const name = this.app.playerName();
+    const joined = await this.conn.request('join', { room, seat: 0, ...(name ? { name } : {}) });
+    store.saveSeat(room, joined.seat, joined.token);
+    this.app.seated.add(room);
+    if (spec.bots > 0)
+      await this.conn.request('add_bots', { room, kind: spec.botKind, count: spec.bots });
+    location.hash = `#/room/${room}`;
+    return room;
+  }
+
+  /** Sit down in `room` (the first open seat when `seat` is null) and go there. */
+  async sit(room, seat) {
+    const name = this.app.playerName();
+    const joined = await this.conn.request('join', {
+      room,
+      ...(seat !== null ? { seat } : {}),
+      ...(name ? { name } : {}),
+    });
+    store.saveSeat(room, joined.seat, joined.token);
+    this.app.seated.add(room);
+    location.hash = `#/room/${room}`;
   }
 
   async joinRoom(room, seat) {
@@ -103,18 +182,64 @@ export class LobbyView {
       location.hash = `#/room/${room}`; // this browser already holds a seat there
       return;
     }
-    const name = this.app.playerName();
     try {
-      const joined = await this.conn.request('join', {
-        room,
-        ...(seat !== null ? { seat } : {}),
-        ...(name ? { name } : {}),
-      });
-      store.saveSeat(room, joined.seat, joined.token);
-      this.app.seated.add(room);
-      location.hash = `#/room/${room}`;
+      await this.sit(room, seat);
     } catch (err) {
-      toast(`Could not join: ${err.message}`, 'error');
+      if (!(err instanceof Disconnected)) toast(`Could not join: ${err.message}`, 'error');
+    }
+  }
+
+  /**
+   * Quick match: sit down in a public room of `name` that waits for players (one where
+   * people wait first, then the one closest to full), or create one against the default
+   * opponent with the default rules, which starts at once.
+   */
+  async playNow(name) {
+    if (this.quick) return;
+    const game = this.game(name);
+    this.quick = name;
+    this.render();
+    try {
+      const { rooms } = await this.conn.request('rooms', { game: name });
+      const waiting = rooms
+        .filter(
+          (r) =>
+            r.game === name &&
+            r.status === 'open' &&
+            r.seats.some((s) => s.kind === 'open') &&
+            !store.seatOf(r.room),
+        )
+        .map((r) => ({
+          room: r.room,
+          people: r.seats.filter((s) => s.kind === 'human' && s.connected).length,
+          open: r.seats.filter((s) => s.kind === 'open').length,
+        }))
+        .sort((a, b) => b.people - a.people || a.open - b.open);
+      for (const r of waiting) {
+        try {
+          await this.sit(r.room, null);
+          return;
+        } catch (err) {
+          // taken, started or gone meanwhile: try the next one
+          if (!JOIN_RACES.has(err.name)) throw err;
+        }
+      }
+      const preset = defaultPreset(game);
+      await this.createRoom(game, {
+        seats: Math.max(2, game.min_seats),
+        bots: Math.max(2, game.min_seats) - 1,
+        botKind: defaultBot(game),
+        preset: preset || null,
+        options: {},
+        turnWindow: TURN_WINDOW,
+        public: true,
+        name: `${game.title}: quick match`,
+      });
+    } catch (err) {
+      if (!(err instanceof Disconnected)) toast(`Could not start a game: ${err.message}`, 'error');
+    } finally {
+      this.quick = null;
+      this.render();
     }
   }
 
@@ -123,12 +248,46 @@ export class LobbyView {
       replace(this.root, h('p.loading', null, 'Connecting…'));
       return;
     }
-    replace(this.root, this.createForm(), this.myRooms(), this.roomList(), this.gameList());
+    replace(
+      this.root,
+      h('div.lobby-main', null, this.quickMatch(), this.createForm()),
+      h('div.lobby-side', null, this.myRooms(), this.roomList(), this.gameList()),
+    );
+  }
+
+  quickMatch() {
+    return h(
+      'section.card.quick',
+      { 'aria-labelledby': 'quick-title' },
+      h('h2', { id: 'quick-title' }, 'Play now'),
+      h(
+        'p.small',
+        null,
+        'Sit down in a room that waits for players, or start a game against the strong house bot.',
+      ),
+      h(
+        'div.quick-games',
+        null,
+        this.games.map((g) =>
+          h(
+            'button.btn.primary',
+            {
+              type: 'button',
+              disabled: this.quick !== null,
+              'aria-label': `Play ${g.title} now`,
+              dataset: { key: `play-${g.name}`, playNow: g.name },
+              onclick: () => this.playNow(g.name),
+            },
+            this.quick === g.name ? `${g.title}…` : g.title,
+          ),
+        ),
+      ),
+    );
   }
 
   createForm() {
     const game = this.game();
-    const f = this.form;
+    const f = this.formRules(game);
     const set =
       (key, rerender = false) =>
       (e) => {
@@ -136,16 +295,26 @@ export class LobbyView {
         f[key] = el.type === 'checkbox' ? el.checked : el.value;
         if (rerender) {
           if (key === 'game') {
-            f.options = {};
-            f.preset = '';
+            f.rules = null;
+            f.options = null;
             const g = this.game();
+            this.formRules(g);
             f.seats = clamp(Number(f.seats), g.min_seats, g.max_seats);
           }
           f.bots = clamp(Number(f.bots), 0, Number(f.seats) - 1);
           this.render();
         }
       };
-    const options = game.options.map((o) => optionField(o, f.options));
+    const chooseRules = (rules) => () => {
+      f.rules = rules;
+      f.options = resolveOptions(game, rules in game.presets ? rules : '');
+      this.render();
+    };
+    const optionChanged = () => {
+      f.rules = matchRules(game, f.options);
+      this.render();
+    };
+    const options = game.options.map((o) => optionField(o, f.options, optionChanged));
     return h(
       'form.card.create',
       { onsubmit: (e) => this.create(e), 'aria-labelledby': 'create-title' },
@@ -194,8 +363,16 @@ export class LobbyView {
               'Bot kind',
               h(
                 'select',
-                { id: 'f-bot-kind', onchange: set('botKind') },
-                game.bots.map((b) => h('option', { value: b, selected: b === f.botKind }, b)),
+                { id: 'f-bot-kind', onchange: set('botKind'), dataset: { key: 'f-bot-kind' } },
+                [...game.bots]
+                  .sort((a, b) => (b === defaultBot(game)) - (a === defaultBot(game)))
+                  .map((b) =>
+                    h(
+                      'option',
+                      { value: b, selected: b === f.botKind },
+                      BOT_TITLE[b] ? `${b} (${BOT_TITLE[b]})` : b,
+                    ),
+                  ),
               ),
             )
           : null,
@@ -212,23 +389,7 @@ export class LobbyView {
             dataset: { key: 'f-window' },
           }),
         ),
-        Object.keys(game.presets).length
-          ? field(
-              'Preset',
-              h(
-                'select',
-                { id: 'f-preset', onchange: set('preset'), dataset: { key: 'f-preset' } },
-                h('option', { value: '' }, 'none (defaults)'),
-                Object.entries(game.presets).map(([name, values]) =>
-                  h(
-                    'option',
-                    { value: name, selected: f.preset === name },
-                    `${name}: ${JSON.stringify(values)}`,
-                  ),
-                ),
-              ),
-            )
-          : null,
+        rulesChooser(game, f.rules, chooseRules),
         ...options,
         field(
           'Room name',
@@ -391,9 +552,8 @@ export class LobbyView {
               ? h(
                   'p.small',
                   null,
-                  'Presets: ',
-                  Object.entries(g.presets)
-                    .map(([n, v]) => `${n} ${JSON.stringify(v)}`)
+                  presetNames(g)
+                    .map((n) => `${presetTitle(n)}: ${valuesText(g.presets[n])}`)
                     .join('; '),
                 )
               : null,
@@ -402,6 +562,50 @@ export class LobbyView {
       ),
     );
   }
+}
+
+const JOIN_RACES = new Set(['seat-taken', 'already-started', 'no-such-room', 'already-in-room']);
+
+const BOT_TITLE = { strong: 'the best', greedy: 'middling', random: 'plays at random' };
+
+/** The rules a set of option values amounts to: a preset's name, 'default' or 'custom'. */
+function matchRules(game, values) {
+  const same = (preset) => {
+    const want = resolveOptions(game, preset);
+    return Object.keys(want).every((k) => want[k] === values[k]);
+  };
+  for (const name of presetNames(game)) if (same(name)) return name;
+  return same('') ? 'default' : 'custom';
+}
+
+/** One click to the publisher's rules: a radio per preset (official first), the defaults. */
+function rulesChooser(game, current, choose) {
+  if (!Object.keys(game.presets).length) return null; // only the defaults: nothing to choose
+  const choice = (value, label, values) =>
+    h(
+      'label.rule-choice',
+      null,
+      h('input', {
+        type: 'radio',
+        name: 'rules',
+        id: `f-rules-${value}`,
+        value,
+        checked: current === value,
+        onchange: choose(value),
+        dataset: { key: `f-rules-${value}` },
+      }),
+      ' ',
+      h('span.rule-name', null, label),
+      h('span.small', null, ` · ${valuesText(values)}`),
+    );
+  return h(
+    'fieldset.rules',
+    { id: 'f-rules' },
+    h('legend', null, 'Rules'),
+    presetNames(game).map((n) => choice(n, presetTitle(n), resolveOptions(game, n))),
+    choice('default', 'dicehall defaults', resolveOptions(game, '')),
+    current === 'custom' ? h('p.small.rule-custom', null, 'Your own options (below).') : null,
+  );
 }
 
 function clamp(n, lo, hi) {
@@ -421,7 +625,7 @@ function optionsText(options) {
 }
 
 /** An input for one game option: a checkbox, a bounded number or a choice. */
-function optionField(o, values) {
+function optionField(o, values, changed) {
   const id = `opt-${o.name}`;
   const value = values[o.name] ?? o.default;
   const onchange = (e) => {
@@ -430,6 +634,7 @@ function optionField(o, values) {
     else if (typeof o.default === 'number')
       values[o.name] = clamp(Number(el.value), o.min ?? -2147483647, o.max ?? 2147483647);
     else values[o.name] = el.value;
+    changed();
   };
   let input;
   if (typeof o.default === 'boolean') {

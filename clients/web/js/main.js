@@ -22,6 +22,7 @@ class App {
     this.seated = new Set(); // rooms where this connection holds a seat
     this.watching = new Set(); // rooms this connection spectates
     this.view = null;
+    this.games = null; // the `games` answer, asked once
     this.main = document.getElementById('app');
     this.statusEl = document.getElementById('conn-status');
     this.conn.onHandshake = () => this.handshake();
@@ -34,6 +35,17 @@ class App {
   start() {
     this.route();
     this.conn.connect();
+  }
+
+  /** The games the server offers (asked once per page). */
+  async gameList() {
+    if (!this.games) this.games = (await this.conn.request('games')).games;
+    return this.games;
+  }
+
+  /** One game's description (options, presets, bots), or null. */
+  async game(name) {
+    return (await this.gameList()).find((g) => g.name === name) || null;
   }
 
   playerName() {

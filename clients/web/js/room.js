@@ -4,7 +4,8 @@
 
 import { h, replace, toast } from './dom.js';
 import { describeEvent, describeInfo, describeMessage } from './describe.js';
-import { Disconnected, peek } from './dicehall.js';
+import { Disconnected, ServerError, peek } from './dicehall.js';
+import { defaultBot } from './lobby.js';
 import * as store from './store.js';
 import * as qwinto from './games/qwinto.js';
 import * as qwirkle from './games/qwirkle.js';
@@ -44,6 +45,9 @@ export class RoomView {
     this.dirty = false;
     this.refreshTimer = null;
     this.persistTimer = null;
+    this.drawPending = false; // a redraw is due at the next frame
+    this.peekFailures = 0; // fresh views that did not come, in a row
+    this.destroyed = false;
     this.backfillFrom = null;
     this.syncing = true; // until the resume or spectate answer sets where the stream starts
     this.early = [];
@@ -60,8 +64,10 @@ export class RoomView {
   }
 
   destroy() {
+    this.destroyed = true;
     clearInterval(this.tick);
     clearTimeout(this.refreshTimer);
+    this.drawPending = false;
     window.removeEventListener('pagehide', this.onHide);
     this.persist();
     if (this.mode === 'watch' && this.app.watching.has(this.room)) {
@@ -92,7 +98,7 @@ export class RoomView {
         this.endSync(result.seq);
         this.conn.follow(result.url);
         if (result.mode === 'snapshot' && this.lastSeq > 0) {
-          this.note('Caught up from a snapshot: older messages were no longer kept.');
+          this.note('You are back: what happened while you were away is not in this log.');
         }
         this.scheduleRefresh(0);
       } else {
@@ -212,7 +218,7 @@ export class RoomView {
     this.apply(msg, true);
     this.persistSoon();
     if (msg.type !== 'chat') this.scheduleRefresh();
-    this.render();
+    this.renderSoon();
   }
 
   /** Who has answered the open window: a hint as of its seq, dropped when not current. */
@@ -222,7 +228,7 @@ export class RoomView {
     const actors = this.turn.actors.filter((a) => !msg.answered.includes(a.seat));
     this.turn = { ...this.turn, actors };
     this.scheduleRefresh(); // the view lists who answered (and hides what)
-    this.render();
+    this.renderSoon();
   }
 
   snapshot(msg) {
@@ -238,12 +244,16 @@ export class RoomView {
       const from = this.backfillFrom;
       this.conn.request('resume', { room: this.room, last_seq: from }).catch(() => {});
     } else if (before === 0 && this.log.length === 0) {
-      this.note(`Joined the room at message ${msg.seq}.`);
+      this.note(
+        this.mode === 'seat' && this.seat !== null
+          ? `You joined the room (seat ${this.seat + 1}).`
+          : 'You are watching the room.',
+      );
     }
     this.backfillFrom = null;
     if (this.mode === 'seat') this.scheduleRefresh(0);
     this.persistSoon();
-    this.render();
+    this.renderSoon();
   }
 
   overFromView(view) {
@@ -261,7 +271,7 @@ export class RoomView {
     this.apply(msg, false);
     this.log.sort((a, b) => a.seq - b.seq);
     this.persistSoon();
-    this.render();
+    this.renderSoon();
   }
 
   apply(msg, live) {
@@ -301,7 +311,7 @@ export class RoomView {
       default:
         break;
     }
-    const text = describeMessage(msg, nameOf);
+    const text = describeMessage(msg, nameOf, this.memo);
     if (text) lines.push(text);
     this.logged.add(msg.seq);
     for (const line of lines) this.log.push({ seq: msg.seq, text: line, kind: msg.type });
@@ -335,6 +345,7 @@ export class RoomView {
   // --- view and legal actions ------------------------------------------------------------
 
   scheduleRefresh(delay = null) {
+    if (this.destroyed) return;
     this.dirty = true;
     if (this.refreshTimer) return;
     const wait = delay ?? (this.mode === 'watch' ? 150 : 20);
@@ -384,22 +395,24 @@ export class RoomView {
     if (this.ended && this.view && this.view.over) return;
     this.actions = [];
     try {
-      if (this.mode === 'seat') {
-        // the game is over: the final public view, without giving up the seat
-        const snapshot = await peek(this.room);
-        this.view = snapshot.view;
+      // a fresh public view on a short-lived second connection: the seat, or the watching,
+      // on the main connection stays as it is (a spectator that left and came back could
+      // find the room closed in between, once a game of house bots is over)
+      const snapshot = await peek(this.room);
+      if (!Object.keys(snapshot.view).length) return;
+      this.view = snapshot.view;
+      if (snapshot.view.over) {
+        this.ended = true;
         if (!this.over) this.overFromView(snapshot.view);
-        this.persistSoon();
-        return;
       }
-      // a spectator: watch again for a fresh snapshot (what it skips is logged afterwards)
-      if (this.app.watching.has(this.room)) {
-        await this.conn.request('leave', { room: this.room });
-        this.app.watching.delete(this.room);
-      }
-      await this.watch();
+      this.peekFailures = 0;
+      this.persistSoon();
     } catch (err) {
-      this.failed(err);
+      // no snapshot (a busy page answered the server too late, the socket dropped): again,
+      // a few times
+      this.peekFailures += 1;
+      if (err instanceof ServerError || this.peekFailures > 5) this.failed(err);
+      else setTimeout(() => this.scheduleRefresh(0), 1000);
     }
   }
 
@@ -458,7 +471,22 @@ export class RoomView {
     this.timerEl.setAttribute('aria-label', `${who}: ${secs} seconds left`);
   }
 
+  /**
+   * Redraw at the next frame: a burst of room messages (a game of house bots runs a
+   * thousand in a second) is drawn once, not once per message.
+   */
+  renderSoon() {
+    if (this.drawPending) return;
+    this.drawPending = true;
+    const draw = () => {
+      if (this.drawPending) this.render();
+    };
+    requestAnimationFrame(draw);
+    setTimeout(draw, 250); // (a hidden tab gets no frames)
+  }
+
   render() {
+    this.drawPending = false;
     const root = this.root;
     const info = this.info;
     const mine = this.actions.length > 0 && !this.busy && this.mode === 'seat';
@@ -628,7 +656,10 @@ export class RoomView {
               {
                 type: 'button',
                 dataset: { key: 'fill-bots' },
-                onclick: () => this.request('add_bots', { kind: 'random' }, 'House bots sat down.'),
+                onclick: async () => {
+                  const kind = defaultBot(await this.app.game(info.game));
+                  await this.request('add_bots', { kind }, 'House bots sat down.');
+                },
               },
               'Fill the open seats with house bots',
             ),

@@ -9,6 +9,8 @@ const PAD = 2;
 const MIN_X = 8; // the empty board still fills a screen's width
 const MIN_Y = 5;
 
+let resizing = false; // the window's resize listener is installed
+
 const tileKey = (t) => `${t.color}/${t.shape}`;
 const placedKey = (t) => `${t.color}/${t.shape}@${t.x},${t.y}`;
 
@@ -181,22 +183,29 @@ export function render(ctx) {
     prompt = `Choose a highlighted cell for the ${selected.color} ${selected.shape}.`;
   else prompt = 'Choose a tile from your hand, then a highlighted cell on the board.';
 
+  // the prompt, the buttons and the hand stay together under the board (and stick to the
+  // bottom of the screen while the board is in view), so all three are on screen at once
+  const seated = ctx.seat !== null && ctx.seat !== undefined;
   const main = [
-    h(
-      'div.controls',
-      null,
-      h('p.prompt', { class: ctx.actions.length ? '' : 'waiting' }, prompt),
-      h('div.button-row', null, buttons),
-    ),
     board,
-    ctx.seat !== null && ctx.seat !== undefined
-      ? h(
-          'section.hand',
-          { 'aria-label': 'your hand' },
-          h('span.hand-label', null, 'Your hand'),
-          h('div.hand-tiles', { role: 'group' }, handButtons),
-        )
-      : null,
+    h(
+      'div.controls.qwirkle-dock',
+      { class: seated ? 'seated' : '' },
+      h('p.prompt', { class: ctx.actions.length ? '' : 'waiting' }, prompt),
+      seated
+        ? h(
+            'div.dock-row',
+            null,
+            h(
+              'section.hand',
+              { 'aria-label': 'your hand' },
+              h('span.hand-label', null, 'Your hand'),
+              h('div.hand-tiles', { role: 'group' }, handButtons),
+            ),
+            buttons.length ? h('div.button-row', null, buttons) : null,
+          )
+        : null,
+    ),
   ];
   const others = [
     h(
@@ -250,17 +259,22 @@ function boardView(ctx, local, tiles, staged, targets, stage) {
   const cells = new Map();
   for (const t of tiles) cells.set(`${t.x},${t.y}`, { t, kind: 'laid' });
   for (const t of staged) cells.set(`${t.x},${t.y}`, { t, kind: 'staged' });
-  const xs = [0, -MIN_X, MIN_X];
-  const ys = [0, -MIN_Y, MIN_Y];
-  for (const key of [...cells.keys(), ...targets.keys()]) {
+  // the grid is drawn around the middle of the laid tiles (the centre star before the first
+  // move), at least MIN_X x MIN_Y cells each way and PAD beyond anything on it
+  const mid = (values) => (values.length ? (Math.min(...values) + Math.max(...values)) / 2 : 0);
+  const cx = Math.round(mid(tiles.map((t) => t.x)));
+  const cy = Math.round(mid(tiles.map((t) => t.y)));
+  let rx = MIN_X;
+  let ry = MIN_Y;
+  for (const key of [...cells.keys(), ...targets.keys(), '0,0']) {
     const [x, y] = key.split(',').map(Number);
-    xs.push(x);
-    ys.push(y);
+    rx = Math.max(rx, Math.abs(x - cx) + PAD);
+    ry = Math.max(ry, Math.abs(y - cy) + PAD);
   }
-  const x0 = Math.min(...xs) - PAD;
-  const x1 = Math.max(...xs) + PAD;
-  const y0 = Math.min(...ys) - PAD;
-  const y1 = Math.max(...ys) + PAD;
+  const x0 = cx - rx;
+  const x1 = cx + rx;
+  const y0 = cy - ry;
+  const y1 = cy + ry;
   const grid = [];
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
@@ -315,14 +329,47 @@ function boardView(ctx, local, tiles, staged, targets, stage) {
     },
     grid_el,
   );
-  enablePan(viewport);
-  const originIndex = { col: -x0, row: -y0 };
-  if (local.centreNext !== false) {
+  const panned = () => {
+    local.panned = true;
+  };
+  enablePan(viewport, panned);
+  // centred on the tiles when first drawn and whenever tiles are laid, unless the player
+  // has panned since; otherwise the same cells stay in view when the grid grows. Only the
+  // board on the page does it: a board redrawn before the next frame is no longer there
+  // (the redraw carried its scroll offsets over, see dom.replace)
+  const laid = tiles.length;
+  if (local.centreNext !== false || (laid !== local.laid && !local.panned)) {
     local.centreNext = false;
-    requestAnimationFrame(() => centreOn(viewport, originIndex));
+    local.centring = true;
   }
-  const pan = (dx, dy) => () =>
-    viewport.scrollBy({ left: dx * cellSize(viewport) * 3, top: dy * cellSize(viewport) * 3 });
+  local.laid = laid;
+  requestAnimationFrame(() => {
+    if (!viewport.isConnected) return;
+    const drawn = local.scrolledFor;
+    if (local.centring) {
+      local.centring = false;
+      centreOnTiles(viewport);
+    } else if (drawn && (drawn.x0 !== x0 || drawn.y0 !== y0)) {
+      const pitch = cellPitch(viewport);
+      viewport.scrollLeft += (drawn.x0 - x0) * pitch;
+      viewport.scrollTop += (drawn.y0 - y0) * pitch;
+    }
+    local.scrolledFor = { x0, y0 }; // the grid the scroll offsets are now right for
+  });
+  viewport.follow = () => {
+    if (!local.panned) centreOnTiles(viewport); // (a new window size: centred again)
+  };
+  if (!resizing) {
+    resizing = true;
+    window.addEventListener('resize', () => {
+      const board = document.querySelector('.board-viewport');
+      if (board && board.follow) requestAnimationFrame(() => board.follow());
+    });
+  }
+  const pan = (dx, dy) => () => {
+    panned();
+    viewport.scrollBy({ left: dx * cellPitch(viewport) * 3, top: dy * cellPitch(viewport) * 3 });
+  };
   return h(
     'section.board',
     { 'aria-label': 'board' },
@@ -364,7 +411,11 @@ function boardView(ctx, local, tiles, staged, targets, stage) {
         'button.btn.small',
         {
           type: 'button',
-          onclick: () => centreOn(viewport, originIndex),
+          'aria-label': 'centre the board on the tiles',
+          onclick: () => {
+            local.panned = false;
+            centreOnTiles(viewport);
+          },
           dataset: { key: 'pan-c' },
         },
         'Centre',
@@ -373,18 +424,35 @@ function boardView(ctx, local, tiles, staged, targets, stage) {
   );
 }
 
-function cellSize(viewport) {
-  const cell = viewport.querySelector('.cell');
-  return cell ? cell.getBoundingClientRect().width : 40;
+/** The distance from one cell to the next (a cell and the grid's gap). */
+function cellPitch(viewport) {
+  const cells = viewport.querySelectorAll('.board-grid > *');
+  if (cells.length > 1) {
+    const a = cells[0].getBoundingClientRect();
+    const b = cells[1].getBoundingClientRect();
+    if (b.left > a.left) return b.left - a.left;
+  }
+  return cells.length ? cells[0].getBoundingClientRect().width : 40;
 }
 
-function centreOn(viewport, { col, row }) {
-  const size = cellSize(viewport);
-  viewport.scrollLeft = (col + 0.5) * size - viewport.clientWidth / 2;
-  viewport.scrollTop = (row + 0.5) * size - viewport.clientHeight / 2;
+/** Scroll the board so that the middle of the laid tiles (else the star) is in the middle. */
+function centreOnTiles(viewport) {
+  let found = [...viewport.querySelectorAll('.cell.laid')];
+  if (!found.length) found = [...viewport.querySelectorAll('[data-x="0"][data-y="0"]')];
+  if (!found.length) return;
+  const boxes = found.map((el) => el.getBoundingClientRect());
+  const left = Math.min(...boxes.map((r) => r.left));
+  const right = Math.max(...boxes.map((r) => r.right));
+  const top = Math.min(...boxes.map((r) => r.top));
+  const bottom = Math.max(...boxes.map((r) => r.bottom));
+  const frame = viewport.getBoundingClientRect();
+  const midX = frame.left + viewport.clientLeft + viewport.clientWidth / 2;
+  const midY = frame.top + viewport.clientTop + viewport.clientHeight / 2;
+  viewport.scrollLeft += (left + right) / 2 - midX;
+  viewport.scrollTop += (top + bottom) / 2 - midY;
 }
 
-function enablePan(viewport) {
+function enablePan(viewport, panned) {
   let drag = null;
   viewport.addEventListener('pointerdown', (e) => {
     if (e.target.closest('button')) return;
@@ -394,6 +462,7 @@ function enablePan(viewport) {
   });
   viewport.addEventListener('pointermove', (e) => {
     if (!drag) return;
+    panned();
     viewport.scrollLeft = drag.left - (e.clientX - drag.x);
     viewport.scrollTop = drag.top - (e.clientY - drag.y);
   });
@@ -403,8 +472,9 @@ function enablePan(viewport) {
   };
   viewport.addEventListener('pointerup', end);
   viewport.addEventListener('pointercancel', end);
+  viewport.addEventListener('wheel', panned, { passive: true });
   viewport.addEventListener('keydown', (e) => {
-    const step = cellSize(viewport);
+    const step = cellPitch(viewport);
     const moves = {
       ArrowLeft: [-step, 0],
       ArrowRight: [step, 0],
@@ -414,6 +484,7 @@ function enablePan(viewport) {
     const move = moves[e.key];
     if (!move) return;
     e.preventDefault();
+    panned();
     viewport.scrollBy({ left: move[0], top: move[1] });
   });
 }

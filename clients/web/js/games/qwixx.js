@@ -13,6 +13,27 @@ import {
 } from './common.js';
 
 const ROWS = ['red', 'yellow', 'green', 'blue'];
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** The paper sheet's padlock, drawn (no emoji font needed); the box around it is labelled. */
+function lockIcon() {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('class', 'lock-icon');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const shackle = document.createElementNS(SVG, 'path');
+  shackle.setAttribute('d', 'M4.75 7.5V5.25a3.25 3.25 0 0 1 6.5 0V7.5');
+  shackle.setAttribute('fill', 'none');
+  shackle.setAttribute('stroke', 'currentColor');
+  shackle.setAttribute('stroke-width', '1.7');
+  const body = document.createElementNS(SVG, 'rect');
+  for (const [k, v] of Object.entries({ x: 2.75, y: 7, width: 10.5, height: 8, rx: 1.6 }))
+    body.setAttribute(k, String(v));
+  body.setAttribute('fill', 'currentColor');
+  svg.append(shackle, body);
+  return svg;
+}
 const UP = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 const NUMBERS = { red: UP, yellow: UP, green: [...UP].reverse(), blue: [...UP].reverse() };
 
@@ -27,11 +48,21 @@ function sheet(ctx, seat, interactive) {
     const marked = new Set(data.rows[row]);
     const closed = (view.closed || []).includes(row);
     const locked = (data.locked || []).includes(row);
+    // marks go left to right: a box left of the rightmost mark can never be marked
+    const reach = Math.max(-1, ...NUMBERS[row].map((n, i) => (marked.has(n) ? i : -1)));
     const cells = NUMBERS[row].map((n, i) => {
       const where = `${row} ${n}`;
       const last = i === 10;
       const classes = [`c-${row}`, last ? 'last' : ''].join(' ');
       const action = marks.get(`${row}/${n}`);
+      if (!marked.has(n) && (i < reach || (closed && !action))) {
+        const why = i < reach ? 'skipped' : 'row closed';
+        return h(
+          'div.box.skipped',
+          { class: classes, 'aria-label': `${where}: closed (${why})`, title: `closed (${why})` },
+          h('s', { 'aria-hidden': 'true' }, n),
+        );
+      }
       if (marked.has(n)) {
         return h(
           'div.box.marked',
@@ -67,16 +98,23 @@ function sheet(ctx, seat, interactive) {
         n,
       );
     });
-    const lockLabel = locked ? 'locked by this player' : closed ? 'closed' : 'open';
+    const lockLabel = locked
+      ? 'locked by this player (counts as a mark)'
+      : closed
+        ? 'closed'
+        : 'open';
     cells.push(
       h(
         'div.lock',
         {
           class: `c-${row} ${locked ? 'locked' : ''} ${closed ? 'closed' : ''}`,
-          'aria-label': `${row} row ${lockLabel}`,
-          title: lockLabel,
+          role: 'img',
+          'aria-label': `${title(row)} lock: ${lockLabel}`,
+          title: `lock: ${lockLabel}`,
+          dataset: { lock: locked ? 'locked' : closed ? 'closed' : 'open' },
         },
-        locked ? 'L' : closed ? '✕' : 'U',
+        lockIcon(),
+        locked || closed ? h('span.cross', { 'aria-hidden': 'true' }, '✕') : null,
       ),
     );
     return h(

@@ -19,13 +19,32 @@ const ROWS = [
   'royal',
 ];
 const COLUMNS = ['down', 'up', 'free1', 'free2', 'call', 'hand'];
-const COLUMN_LABEL = {
-  down: 'Down ↓',
-  up: 'Up ↑',
-  free1: 'Free 1',
-  free2: 'Free 2',
-  call: 'Call',
-  hand: 'Hand',
+/** A column's label on the sheet, as the rules draw it (docs/rules.md, Yamb). */
+export const COLUMN_LABEL = {
+  down: '↓',
+  up: '↑',
+  free1: 'free 1',
+  free2: 'free 2',
+  call: 'call',
+  hand: 'hand',
+};
+/** A column's name in words (the log, screen readers). */
+export const COLUMN_NAME = {
+  down: 'down',
+  up: 'up',
+  free1: 'free 1',
+  free2: 'free 2',
+  call: 'call',
+  hand: 'hand',
+};
+/** What each column allows (the header's tooltip and its screen-reader text). */
+const COLUMN_RULE = {
+  down: 'down: top to bottom, each cell after the one above',
+  up: 'up: bottom to top, each cell after the one below',
+  free1: 'free 1: any cell, in any order',
+  free2: 'free 2: any cell, in any order',
+  call: 'call: announce a row after the first roll, then write it',
+  hand: 'hand: only straight after the first roll',
 };
 const PIPS = ['', '⚀', '⚁', '⚂', '⚃', '⚄', '⚅'];
 
@@ -79,7 +98,14 @@ function table(ctx, seat, interactive) {
     'tr',
     null,
     h('th', { scope: 'col' }, ''),
-    COLUMNS.map((c) => h('th', { scope: 'col' }, COLUMN_LABEL[c])),
+    COLUMNS.map((c) =>
+      h(
+        'th',
+        { scope: 'col', title: COLUMN_RULE[c], dataset: { column: c } },
+        h('span', { 'aria-hidden': 'true' }, COLUMN_LABEL[c]),
+        h('span.sr', null, `${COLUMN_NAME[c]} column`),
+      ),
+    ),
   );
   const body = [];
   const sumRow = (label, key) =>
@@ -114,7 +140,7 @@ function table(ctx, seat, interactive) {
                   dataset: { key: `y-${c}-${row}`, column: c, row, action: action.type },
                   'aria-label': isCall
                     ? `Announce ${row} in the call column`
-                    : `Write ${preview} in ${COLUMN_LABEL[c]}, ${row}`,
+                    : `Write ${preview} in the ${COLUMN_NAME[c]} column, row ${row}`,
                   onclick: () => ctx.act(action),
                 },
                 isCall ? 'call' : preview,

@@ -83,9 +83,12 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.qwirkle_moves
 	$(BIN)/python -m bench.protocol_speed
 
-# Refresh docs/screenshots/ from the browser tests (they write nothing otherwise).
+# Refresh docs/screenshots/ from the browser tests (they write nothing otherwise): the
+# pages test_web.py plays through, and each game seated on a phone (360 x 800) and on a
+# laptop (1280 x 720) from test_web_layout.py.
 screenshots: $(STAMP) browsers
 	DICEHALL_SCREENSHOTS=1 $(BIN)/pytest -q tests/e2e/test_web.py -k memory
+	DICEHALL_SCREENSHOTS=1 $(BIN)/pytest -q tests/e2e/test_web_layout.py
 
 demo: $(STAMP)
 	$(BIN)/dicehall demo

@@ -34,7 +34,8 @@ from server.backends.redis import RedisBackend
 from server.backends.redis.resp import RespConnection
 from server.commands import ActCmd, JoinCmd, StartCmd
 from server.hub import Hub
-from server.room import Outgoing, RoomCore
+from server.outgoing import Outgoing
+from server.room import RoomCore
 
 SPEC = RoomSpec(game="qwixx", options={}, seats=4, turn_window=30, public=False)
 

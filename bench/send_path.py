@@ -23,7 +23,7 @@ from protocol.messages.server import Event
 from protocol.subprotocols import Encoding
 from server.app import Server
 from server.connection import Connection
-from server.room import Outgoing
+from server.outgoing import Outgoing
 from server.settings import Config
 from server.ws.frames import frames
 

@@ -24,7 +24,8 @@ from protocol.errors import ProtocolError
 
 from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R, execute
 from .journal import Entry, kept
-from .room import Outgoing, RoomCore
+from .outgoing import Outgoing
+from .room import RoomCore
 
 log = logging.getLogger("dicehall.room")
 

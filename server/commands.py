@@ -23,7 +23,8 @@ from protocol.messages.server import (
     WindowClosed,
 )
 
-from .room import Outgoing, RoomCore
+from .outgoing import Outgoing
+from .room import RoomCore
 
 R = TypeVar("R")
 

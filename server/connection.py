@@ -33,7 +33,7 @@ from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
 
 from .metrics import LatencyHistogram
-from .room import Outgoing
+from .outgoing import Outgoing
 from .session import Services, Session
 from .ws import FrameSocket
 

@@ -21,7 +21,7 @@ from protocol.messages.results import LegalResult
 from protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
 from rules.bots import get_bot
 
-from .room import Outgoing
+from .outgoing import Outgoing
 from .session import Services, Session
 
 log = logging.getLogger("dicehall.bots")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .room import Outgoing
+from .outgoing import Outgoing
 
 
 class Member(Protocol):

@@ -22,7 +22,8 @@ from protocol.errors import ProtocolError
 from protocol.subprotocols import Encoding
 
 from .commands import Command, CommandType, LegalCmd, SyncCmd, TokenCmd, execute
-from .room import Outgoing, RoomCore
+from .outgoing import Outgoing
+from .room import RoomCore
 
 log = logging.getLogger("dicehall.room")
 

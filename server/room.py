@@ -9,18 +9,10 @@ sockets, and its whole state is a snapshot a new owner can take over.
 
 from __future__ import annotations
 
-import struct
-import time
-import zlib
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import msgspec
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from protocol import errors as E
-from protocol.codec import Frame, encode
 from protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
 from protocol.messages.server import (
     Chat,
@@ -34,234 +26,19 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from protocol.subprotocols import Encoding
-from rules import Game, IllegalAction, RulesError, State
+from rules import Game, IllegalAction, RulesError, State, get_game
 from rules.bots import bot_names
 from rules.fair import new_seed
 from rules.records import new_record
 
-SeatKind = Literal["open", "human", "bot"]
-Status = Literal["open", "playing", "over"]
+from .outgoing import Outgoing
+from .roomlog import MessageLog, RecordLog
+from .seat import Seat, Status
+from .snapshot import FORMAT, SavedRoom, SnapshotError
+
 ANSWERED = "answered"
 """The rules' event for "this seat's answer to the shared window is in, content held"
 (Qwinto and Qwixx: docs/games/)."""
-
-
-@dataclass
-class Seat:
-    kind: SeatKind = "open"
-    name: str | None = None
-    nonce: str | None = None
-    """Part of the seat token; a new holder gets a new one, so old tokens die."""
-    bot: str | None = None
-    connected: int = 0
-    """Live connections holding the seat (house bots count as one)."""
-    left: bool = False
-    """Given up with `leave` after the start, and not taken back since (a merely
-    disconnected seat is not `left`: its holder may be on the way back)."""
-
-
-@dataclass(slots=True)
-class Outgoing:
-    """One numbered room message: `message` for everyone, `private[seat]` for that seat.
-
-    Frames are memoised per (variant, encoding, stamped): a message is encoded once per
-    encoding and view (and once more with `sent_us` for members with the `timestamps`
-    feature), however many members receive it.
-    """
-
-    message: RoomMessage
-    private: dict[int, RoomMessage] = field(default_factory=dict)
-    produced: float = field(default_factory=time.monotonic)
-    sent_us: int | None = None
-    """The `timestamps` feature's stamp: set when the first member that asked is served."""
-    _frames: dict[tuple[int | None, Encoding, bool], Frame] = field(
-        default_factory=dict, repr=False
-    )
-
-    @property
-    def seq(self) -> int:
-        return self.message.seq
-
-    def for_seat(self, seat: int | None) -> RoomMessage:
-        if seat is not None and seat in self.private:
-            return self.private[seat]
-        return self.message
-
-    @classmethod
-    def from_msgpack(cls, public: bytes, private: dict[int, bytes] | None = None) -> Outgoing:
-        """A message as another process or the log encoded it: its MessagePack frame is
-        kept for the members who take that encoding, so they get it without an encode."""
-        out = cls(
-            _LOG_DECODER.decode(public),
-            {s: _LOG_DECODER.decode(b) for s, b in private.items()} if private else {},
-        )
-        out._frames[(None, Encoding.MSGPACK, False)] = public
-        for seat, frame in (private or {}).items():
-            out._frames[(seat, Encoding.MSGPACK, False)] = frame
-        return out
-
-    def frame(self, seat: int | None, encoding: Encoding, stamped: bool = False) -> Frame:
-        """The frame for `seat`; `stamped` adds `sent_us` (the `timestamps` feature).
-
-        One stamp per message, taken at its fan-out, shared by every member that asked:
-        still one encoding per (view, encoding, stamped), whatever the number of members.
-        """
-        variant = seat if seat is not None and seat in self.private else None
-        key = (variant, encoding, stamped)
-        frame = self._frames.get(key)
-        if frame is None:
-            message = self.for_seat(variant)
-            if stamped and hasattr(message, "sent_us"):
-                if self.sent_us is None:
-                    self.sent_us = time.time_ns() // 1000
-                message = msgspec.structs.replace(message, sent_us=self.sent_us)
-            frame = self._frames[key] = encode(message, encoding)
-        return frame
-
-
-_LOG_DECODER = msgspec.msgpack.Decoder(
-    RoomUpdate | Event | Window | WindowClosed | GameOver | Chat | Progress
-)
-_LOG_ENCODER = msgspec.msgpack.Encoder()
-
-
-LOG_BLOCK = 32
-"""Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~90 bytes
-each, ~123 as bytes objects) pack to ~20 bytes a message with zlib level 1; appending
-takes 1.1 µs a message instead of 0.5 (docs/benchmarks.md, "Memory")."""
-
-
-def _pack_block(frames: list[bytes]) -> bytes:
-    head = struct.pack(f"<{len(frames)}I", *map(len, frames))
-    return zlib.compress(head + b"".join(frames), 1)
-
-
-def _unpack_block(block: bytes) -> list[bytes]:
-    data = zlib.decompress(block)
-    at = 4 * LOG_BLOCK
-    frames: list[bytes] = []
-    for size in struct.unpack_from(f"<{LOG_BLOCK}I", data):
-        frames.append(data[at : at + size])
-        at += size
-    return frames
-
-
-class MessageLog:
-    """A room's last `maxlen` messages, each kept as its MessagePack bytes, the older ones
-    compressed `LOG_BLOCK` at a time.
-
-    A room sends thousands of messages; as message objects (structs, the engine's event
-    maps) each took over a kilobyte and half a dozen objects the garbage collector walks
-    again and again. As bytes an entry is ~125 bytes and nothing to walk; compressed in
-    blocks of 32, ~20 (docs/benchmarks.md, "Load" and "Memory"). The newest messages (fewer
-    than a block) stay as they are: the public bytes are the MessagePack frame the fan-out
-    sends anyway. Seqs are consecutive, so only the last is kept; the few private variants
-    (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages that aged
-    out: they are skipped, and the block goes when all of its messages have. Iterating
-    gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
-    """
-
-    __slots__ = ("_blocks", "_count", "_last", "_private", "_tail", "maxlen")
-
-    def __init__(self, maxlen: int) -> None:
-        self.maxlen = maxlen
-        self._blocks: deque[bytes] = deque()
-        self._tail: list[bytes] = []
-        self._count = 0
-        """Messages kept: at most `maxlen` (the blocks and the tail may hold a few more)."""
-        self._private: dict[int, dict[int, bytes]] = {}
-        self._last = 0
-
-    def append(self, out: Outgoing) -> None:
-        if self._count and out.seq != self._last + 1:  # never in practice: start afresh
-            self._blocks.clear()
-            self._tail = []
-            self._private.clear()
-            self._count = 0
-        public = out.frame(None, Encoding.MSGPACK)
-        assert isinstance(public, bytes)
-        tail = self._tail
-        tail.append(public)
-        self._last = out.seq
-        if out.private:
-            self._private[out.seq] = {s: _LOG_ENCODER.encode(m) for s, m in out.private.items()}
-        if self._count < self.maxlen:
-            self._count += 1
-        elif self._private:  # one aged out
-            first = self._last - self.maxlen + 1
-            for seq in [q for q in self._private if q < first]:
-                del self._private[seq]
-        if len(tail) == LOG_BLOCK:
-            self._blocks.append(_pack_block(tail))
-            self._tail = []
-        while self._blocks and self._stored() - LOG_BLOCK >= self._count:
-            self._blocks.popleft()  # every message in it aged out
-
-    def _stored(self) -> int:
-        return len(self._blocks) * LOG_BLOCK + len(self._tail)
-
-    def _frames(self, start: int) -> Iterator[bytes]:
-        """The public frames of the messages kept, from index `start` on."""
-        at = self._stored() - self._count + start
-        for i, block in enumerate(self._blocks):
-            if at < (i + 1) * LOG_BLOCK:
-                yield from _unpack_block(block)[max(0, at - i * LOG_BLOCK) :]
-        yield from self._tail[max(0, at - len(self._blocks) * LOG_BLOCK) :]
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __iter__(self) -> Iterator[Outgoing]:
-        first = self.first_seq or 0
-        for i, public in enumerate(self._frames(0), first):
-            yield Outgoing.from_msgpack(public, self._private.get(i))
-
-    @property
-    def first_seq(self) -> int | None:
-        return self._last - self._count + 1 if self._count else None
-
-    def messages(self, start: int, seat: int | None) -> list[RoomMessage]:
-        """The messages from index `start` on, as `seat` sees them."""
-        first = self.first_seq or 0
-        out: list[RoomMessage] = []
-        for i, public in enumerate(self._frames(start), first + start):
-            private = self._private.get(i) if seat is not None else None
-            data = private.get(seat, public) if private is not None and seat is not None else public
-            out.append(_LOG_DECODER.decode(data))
-        return out
-
-
-_RECORD_ENCODER = msgspec.msgpack.Encoder()
-_RECORD_DECODER = msgspec.msgpack.Decoder()
-
-
-class RecordLog:
-    """A game record's log as MessagePack, one entry after the other in one buffer.
-
-    Rooms keep their record for the whole game, and as Python maps its entries cost ~450
-    bytes each (40-70 KB per Qwixx game); packed they cost a few dozen, nothing for the
-    garbage collector to walk, and a snapshot copies them as one bytes value.
-    """
-
-    __slots__ = ("count", "data")
-
-    def __init__(self, data: bytes = b"", count: int = 0) -> None:
-        self.data = bytearray(data)
-        self.count = count
-
-    def append(self, entry: Mapping[str, Any]) -> None:
-        self.data += _RECORD_ENCODER.encode(entry)
-        self.count += 1
-
-    def entries(self) -> list[dict[str, Any]]:
-        # packed entries behind an array header are one MessagePack array
-        head = struct.pack(">BI", 0xDD, self.count)
-        entries: list[dict[str, Any]] = _RECORD_DECODER.decode(head + self.data)
-        return entries
-
-    def __len__(self) -> int:
-        return self.count
 
 
 class RoomCore:
@@ -310,6 +87,95 @@ class RoomCore:
         empty once the creator gave the role up, or for a room nobody created."""
         self.host: int | None = None
         """The seat that hosts: starts the game and adds bots (see `may_host`)."""
+
+    # --- snapshots ---------------------------------------------------------------------
+
+    def save(self) -> SavedRoom:
+        """Everything a new owner needs to go on exactly as this room would (but the two
+        logs, written beside it: server/snapshot.py). A copy: the room may go on."""
+        return SavedRoom(
+            format=FORMAT,
+            id=self.id,
+            game=self.game.name,
+            options=dict(self.options),
+            turn_window=self.turn_window,
+            public=self.public,
+            name=self.name,
+            autostart=self.autostart,
+            host_key=self.host_key,
+            host=self.host,
+            seats=[Seat(s.kind, s.name, s.nonce, s.bot, s.connected, s.left) for s in self.seats],
+            spectators=self.spectators,
+            status=self.status,
+            seed=self.seed.hex(),
+            state=self.state.to_dict() if self.state is not None else None,
+            seq=self.seq,
+            window=self.window_id,
+            deadline=self.deadline,
+            done=list(self._done),
+            answers=list(self._answers),
+            last_activity=self.last_activity,
+            record=dict(self.record_head) if self.record_head is not None else None,
+            record_bytes=len(self.record_log.data),
+            record_entries=self.record_log.count,
+        )
+
+    @classmethod
+    def restore(
+        cls,
+        saved: SavedRoom,
+        history: int = 1024,
+        record_log: bytes = b"",
+        presence: bool = False,
+    ) -> RoomCore:
+        """A room equal to the saved one, with `record_log` the bytes kept beside it.
+        Presence starts from zero (connections are per process; house bots count as
+        present: the new owner seats them again) unless `presence`: then it is as saved,
+        for the journal to run again on, and the caller forgets it after
+        (`forget_presence`)."""
+        game = get_game(saved.game)
+        core = cls(
+            saved.id,
+            game,
+            saved.options,
+            len(saved.seats),
+            saved.turn_window,
+            public=saved.public,
+            name=saved.name,
+            seed=bytes.fromhex(saved.seed),
+            history=history,
+            autostart=saved.autostart,
+            host_key=saved.host_key,
+        )
+        core.seats = [
+            Seat(s.kind, s.name, s.nonce, s.bot, s.connected, s.left) for s in saved.seats
+        ]
+        core.spectators = saved.spectators
+        if not presence:
+            core.forget_presence()
+        core.host = saved.host
+        core.status = saved.status
+        core.state = game.state_from_dict(saved.state) if saved.state is not None else None
+        core.seq = saved.seq
+        core.window_id = saved.window
+        core.deadline = saved.deadline
+        core._done = list(saved.done)
+        core._answers = list(saved.answers)
+        core.last_activity = saved.last_activity
+        record = saved.record
+        if saved.format == 1 and record is not None:
+            record = dict(record)
+            for entry in record.pop("log"):
+                core.record_log.append(entry)
+        elif saved.format == 2:
+            core.record_log = RecordLog(saved.record_log or b"", saved.record_entries or 0)
+        else:
+            size = saved.record_bytes or 0
+            if len(record_log) < size:
+                raise SnapshotError(f"the record log has {len(record_log)} of its {size} bytes")
+            core.record_log = RecordLog(record_log[:size], saved.record_entries or 0)
+        core.record_head = record
+        return core
 
     @property
     def record(self) -> dict[str, Any] | None:

@@ -46,7 +46,7 @@ from .commands import (
     WatchCmd,
 )
 from .hub import Hub
-from .room import Outgoing
+from .outgoing import Outgoing
 from .tokens import TokenSigner
 
 log = logging.getLogger("dicehall.session")

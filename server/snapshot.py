@@ -1,22 +1,26 @@
-"""A room's whole state as plain MessagePack data, so another process can take it over.
+"""A room's whole state as a typed MessagePack map, so another process can take it over.
 
-Two logs are not in here, because they only grow and are written as they grow: the numbered
-message log (the Redis stream) and the game record's log (bytes appended beside it; the
-snapshot says how many are its own). A snapshot is written together with what it has
-added to both, so the three always agree.
+`RoomCore.save()` makes a `SavedRoom` and `RoomCore.restore()` makes a room from one: the
+room owns what goes in. Two logs are not in here, because they only grow and are written as
+they grow: the numbered message log (the Redis stream) and the game record's log (bytes
+appended beside it; the snapshot says how many are its own). A snapshot is written together
+with what it has added to both, so the three always agree.
+
+The map's keys are the same in every format since 1, so a process of the previous version,
+which reads maps, reads what this one writes (during a rolling upgrade) and the other way
+round. Fields a format added have defaults, and a field at its default is not written (the
+previous version reads each of those with a default too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from protocol.messages.common import SeatAction
-from rules import get_game
 
-from .room import RecordLog, RoomCore, Seat
+from .seat import Seat, Status
 
 FORMAT = 5
 """5: the open window's `answered` events kept back (`answers`: RoomCore._keeps_back);
@@ -26,104 +30,56 @@ process of an earlier version, which would not run the journal, refuses it; 3: t
 record's log beside the snapshot (`record_bytes` of it, `record_entries` entries); 2 had
 its bytes in `record_log`; 1 had it as maps in `record`. All are read."""
 
-
-def dump(core: RoomCore) -> dict[str, Any]:
-    return {
-        "format": FORMAT,
-        "id": core.id,
-        "game": core.game.name,
-        "options": core.options,
-        "turn_window": core.turn_window,
-        "public": core.public,
-        "name": core.name,
-        "autostart": core.autostart,
-        "host_key": core.host_key,
-        "host": core.host,
-        "seats": [
-            {
-                "kind": s.kind,
-                "name": s.name,
-                "nonce": s.nonce,
-                "bot": s.bot,
-                "connected": s.connected,
-                "left": s.left,
-            }
-            for s in core.seats
-        ],
-        "spectators": core.spectators,
-        "status": core.status,
-        "seed": core.seed.hex(),
-        "state": core.state.to_dict() if core.state is not None else None,
-        "seq": core.seq,
-        "window": core.window_id,
-        "deadline": core.deadline,
-        "done": msgspec.to_builtins(core._done),
-        "answers": core._answers,
-        "last_activity": core.last_activity,
-        "record": core.record_head,
-        "record_bytes": len(core.record_log.data),
-        "record_entries": core.record_log.count,
-    }
+FORMATS = (1, 2, 3, 4, FORMAT)
 
 
-def load(
-    data: Mapping[str, Any], history: int = 1024, record_log: bytes = b"", presence: bool = False
-) -> RoomCore:
-    """A core equal to the dumped one, with `record_log` the bytes kept beside it.
-    Presence starts from zero (connections are per process; house bots count as present:
-    the new owner seats them again) unless `presence`: then it is as dumped, for the
-    journal to run again on, and the caller forgets it after (`RoomCore.forget_presence`).
-    """
-    if data.get("format") not in (1, 2, 3, 4, FORMAT):
-        raise ValueError(f"unsupported room snapshot format {data.get('format')!r}")
-    game = get_game(data["game"])
-    core = RoomCore(
-        data["id"],
-        game,
-        data["options"],
-        len(data["seats"]),
-        data["turn_window"],
-        public=data["public"],
-        name=data["name"],
-        seed=bytes.fromhex(data["seed"]),
-        history=history,
-        autostart=data["autostart"],
-        host_key=data["host_key"],
-    )
-    core.seats = [
-        Seat(
-            s["kind"],
-            s["name"],
-            s["nonce"],
-            s["bot"],
-            connected=s.get("connected", 0),
-            left=s.get("left", False),
-        )
-        for s in data["seats"]
-    ]
-    core.spectators = data.get("spectators", 0)
-    if not presence:
-        core.forget_presence()
-    core.host = data.get("host")  # (absent when written by a version before the host role)
-    core.status = data["status"]
-    core.state = game.state_from_dict(data["state"]) if data["state"] is not None else None
-    core.seq = data["seq"]
-    core.window_id = data["window"]
-    core.deadline = data["deadline"]
-    core._done = msgspec.convert(data["done"], list[SeatAction])
-    core._answers = list(data.get("answers", ()))  # (before 5, every answer was shown)
-    core.last_activity = data["last_activity"]
-    record = data["record"]
-    if data["format"] == 1 and record is not None:
-        record = dict(record)
-        for entry in record.pop("log"):
-            core.record_log.append(entry)
-    elif data["format"] == 2:
-        core.record_log = RecordLog(data["record_log"], data["record_entries"])
-    else:
-        size = data["record_bytes"]
-        if len(record_log) < size:
-            raise ValueError(f"the record log has {len(record_log)} of its {size} bytes")
-        core.record_log = RecordLog(record_log[:size], data["record_entries"])
-    core.record_head = record
-    return core
+class SnapshotError(ValueError):
+    """The snapshot cannot be read: an unknown format, or not a snapshot at all."""
+
+
+class SavedRoom(msgspec.Struct, kw_only=True, omit_defaults=True):
+    format: int
+    id: str
+    game: str
+    options: dict[str, Any]
+    turn_window: int
+    public: bool
+    name: str
+    autostart: bool
+    host_key: str
+    seats: list[Seat]
+    status: Status
+    seed: str
+    """Hex; revealed only with the game's end, never sent to a client before."""
+    state: dict[str, Any] | None
+    seq: int
+    window: int | None
+    deadline: float | None
+    done: list[SeatAction]
+    last_activity: float
+    record: dict[str, Any] | None
+    """The game record without its log (format 1: with it)."""
+    host: int | None = None
+    """(Absent when written by a version before the host role.)"""
+    spectators: int = 0
+    answers: list[dict[str, Any]] = []
+    """(Before format 5 every answer was shown as it came: none kept back.)"""
+    record_bytes: int | None = None
+    """Formats 3 and later: how many bytes of the record's log beside it are its own."""
+    record_entries: int | None = None
+    record_log: bytes | None = None
+    """Format 2 only: the record's log inside the snapshot."""
+
+
+_DECODER = msgspec.msgpack.Decoder(SavedRoom)
+
+
+def decode(raw: bytes) -> SavedRoom:
+    """A snapshot as written by any version; `SnapshotError` if it is not one."""
+    try:
+        saved = _DECODER.decode(raw)
+    except msgspec.ValidationError as exc:
+        raise SnapshotError(f"not a room snapshot: {exc}") from None
+    if saved.format not in FORMATS:
+        raise SnapshotError(f"unsupported room snapshot format {saved.format!r}")
+    return saved

@@ -18,7 +18,8 @@ from protocol.messages.common import RoomInfo
 from ..actor import BotSpawner, RoomActor, Tally
 from ..commands import Command, R
 from ..hub import Hub
-from ..room import Outgoing, RoomCore
+from ..outgoing import Outgoing
+from ..room import RoomCore
 from .base import Backend, RoomSpec, new_room_id
 
 RECORD_LEVEL = 6

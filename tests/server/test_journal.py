@@ -32,7 +32,8 @@ from server.commands import (
     WatchCmd,
     execute,
 )
-from server.room import Outgoing, RoomCore
+from server.outgoing import Outgoing
+from server.room import RoomCore
 
 
 def run(core: RoomCore, cmd: Command[Any], now: float, kept: list[journal.Entry]) -> list[Outgoing]:
@@ -71,12 +72,12 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
     log += run(core, AddBotsCmd(kind="random", count=None, seat=0), now, kept)
     log += run(core, StartCmd(seat=0), now, kept)
     snap_at = rng.randrange(3, 30)
-    data: dict[str, Any] | None = None
+    data: bytes | None = None
     for i in range(80):
         if core.status != "playing":
             break
         if i == snap_at:
-            data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(core)))
+            data = msgspec.msgpack.encode(core.save())
             since = len(kept)
         now += rng.uniform(0.1, 40.0)
         with contextlib.suppress(ProtocolError):  # refused: changes nothing, not kept
@@ -84,11 +85,13 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
         run(core, LegalCmd(seat=0), now, kept)  # reads are not kept
     assert data is not None
     # (Redis holds the record's log as of the last commit)
-    restored = snapshot.load(data, record_log=bytes(core.record_log.data), presence=True)
+    restored = RoomCore.restore(
+        snapshot.decode(data), record_log=bytes(core.record_log.data), presence=True
+    )
     batch = journal.encode(kept[since:])
     ran = journal.replay(restored, [batch], {o.seq: o for o in log})
     assert ran == len(kept) - since
-    assert snapshot.dump(restored) == snapshot.dump(core)
+    assert restored.save() == core.save()
     assert restored.record == core.record
 
 
@@ -105,17 +108,17 @@ def test_a_replay_that_differs_from_the_log_is_refused() -> None:
     core = RoomCore("r1", game, game.resolve_options(), 2, 30)
     kept: list[journal.Entry] = []
     run(core, JoinCmd(name="P0", seat=0, nonce="n0"), 1.0, kept)
-    data = snapshot.dump(core)
+    data = core.save()
     log = run(core, JoinCmd(name="P1", seat=1, nonce="n1"), 2.0, kept)
     forged = RoomCore("r1", game, game.resolve_options(), 2, 30)
     forged.join("P0", 0, "n0", 1.0)
     other = forged.join("Someone else", 1, "n1", 2.0)[1]
     with pytest.raises(journal.JournalError):
         journal.replay(
-            snapshot.load(data, presence=True),
+            RoomCore.restore(data, presence=True),
             [journal.encode(kept[1:])],
             {o.seq: o for o in other},
         )
-    restored = snapshot.load(data, presence=True)
+    restored = RoomCore.restore(data, presence=True)
     journal.replay(restored, [journal.encode(kept[1:])], {o.seq: o for o in log})
     assert restored.seats[1].name == "P1"

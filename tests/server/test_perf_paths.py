@@ -19,7 +19,9 @@ from server.backends.base import RoomSpec
 from server.backends.memory import MemoryBackend
 from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
 from server.hub import Hub
-from server.room import LOG_BLOCK, Outgoing, RoomCore
+from server.outgoing import Outgoing
+from server.room import RoomCore
+from server.roomlog import LOG_BLOCK
 
 T0 = 1_767_225_600.0
 

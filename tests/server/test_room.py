@@ -26,7 +26,8 @@ from protocol.messages.server import (
 from protocol.subprotocols import Encoding
 from rules import get_game
 from rules.records import replay
-from server.room import Outgoing, RoomCore
+from server.outgoing import Outgoing
+from server.room import RoomCore
 
 T0 = 1_767_225_600.0
 """A fixed 'now' (unix seconds)."""

@@ -31,7 +31,7 @@ from protocol.messages.server import (
     Snapshot,
 )
 from server.app import Server
-from server.room import Outgoing
+from server.outgoing import Outgoing
 from server.session import Session
 from server.settings import Config
 

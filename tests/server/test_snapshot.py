@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from random import Random
+from typing import Any
 
 import msgspec
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from rules import all_games, get_game
 from server import snapshot
 from server.room import RoomCore
+from server.snapshot import SavedRoom
 
 
 def playing_room(game: str, seats: int, seed: bytes) -> RoomCore:
@@ -41,17 +43,27 @@ def test_a_restored_room_continues_identically(game: str) -> None:
         if original.status == "over":
             break
         step(original, rng, 1.0)
-    data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(original)))
-    restored = snapshot.load(
+    data = snapshot.decode(msgspec.msgpack.encode(original.save()))
+    restored = RoomCore.restore(
         data, record_log=bytes(original.record_log.data) + b"later", presence=True
     )
-    assert snapshot.dump(restored) == snapshot.dump(original)
+    assert restored.save() == original.save()
     assert restored.snapshot(0) == original.snapshot(0)
     a, b = Random(7), Random(7)
     while original.status != "over":
         assert step(original, a, 2.0) == step(restored, b, 2.0)
     assert restored.record == original.record
     assert restored.status == "over"
+
+
+def as_map(saved: SavedRoom) -> dict[str, Any]:
+    """A snapshot as the map it is written as (what an earlier version wrote, and read)."""
+    data: dict[str, Any] = msgspec.msgpack.decode(msgspec.msgpack.encode(saved))
+    return data
+
+
+def read(data: dict[str, Any], **options: Any) -> RoomCore:
+    return RoomCore.restore(snapshot.decode(msgspec.msgpack.encode(data)), **options)
 
 
 def test_snapshots_of_the_previous_formats_are_read() -> None:
@@ -62,7 +74,7 @@ def test_snapshots_of_the_previous_formats_are_read() -> None:
     for _ in range(10):
         step(original, rng, 1.0)
     original.forget_presence()  # (an earlier format kept none)
-    data = snapshot.dump(original)
+    data = as_map(original.save())
     old = {k: v for k, v in data.items() if k not in ("record_bytes", "record_entries")}
     one = old | {"format": 1, "record": original.record}
     two = old | {
@@ -71,30 +83,45 @@ def test_snapshots_of_the_previous_formats_are_read() -> None:
         "record_entries": original.record_log.count,
     }
     for previous in (json.loads(json.dumps(one)), two):
-        restored = snapshot.load(previous)
+        restored = read(previous)
         assert restored.record == original.record
-        assert snapshot.dump(restored) == data
+        assert restored.save() == original.save()
+
+
+def test_what_this_version_writes_has_the_keys_the_previous_one_reads() -> None:
+    """The previous version read the map by these keys: a rolling upgrade writes both."""
+    keys = set(as_map(playing_room("qwixx", 2, bytes(32)).save()))
+    assert keys == {
+        *("format", "id", "game", "options", "turn_window", "public", "name", "autostart"),
+        *("host_key", "host", "seats", "spectators", "status", "seed", "state", "seq"),
+        *("window", "deadline", "done", "answers", "last_activity", "record"),
+        *("record_bytes", "record_entries", "record_log"),
+    }
+    seat = as_map(playing_room("qwixx", 2, bytes(32)).save())["seats"][0]
+    assert set(seat) == {"kind", "name", "nonce", "bot", "connected", "left"}
 
 
 def test_a_record_log_shorter_than_the_snapshot_says_is_refused() -> None:
     original = playing_room("qwixx", 2, bytes(32))
     step(original, Random(2), 1.0)
     log = bytes(original.record_log.data)
-    assert snapshot.load(snapshot.dump(original), record_log=log).record == original.record
-    with pytest.raises(ValueError):
-        snapshot.load(snapshot.dump(original), record_log=log[:-1])
+    assert RoomCore.restore(original.save(), record_log=log).record == original.record
+    with pytest.raises(snapshot.SnapshotError):
+        RoomCore.restore(original.save(), record_log=log[:-1])
 
 
 def test_presence_restarts_from_zero_but_bots_stay() -> None:
     core = RoomCore("r2", get_game("qwixx"), get_game("qwixx").resolve_options(), 2, 30)
     core.join("Ann", 0, "n", now=0.0)
     core.add_bots("random", None, now=0.0)
-    restored = snapshot.load(snapshot.dump(core))
+    restored = RoomCore.restore(core.save())
     assert [s.connected for s in restored.seats] == [0, 1]
     assert restored.host == 0  # the host role is kept, with the seat
     assert restored.check_token(0, "n")
-    with pytest.raises(ValueError):
-        snapshot.load({**snapshot.dump(core), "format": 99})
+    with pytest.raises(snapshot.SnapshotError):
+        read({**as_map(core.save()), "format": 99})
+    with pytest.raises(snapshot.SnapshotError):
+        snapshot.decode(msgspec.msgpack.encode({"format": 5, "id": "r2"}))
 
 
 @pytest.mark.parametrize("game", ["qwinto", "qwixx"])
@@ -109,8 +136,8 @@ def test_answers_kept_back_are_in_the_snapshot_and_come_out_when_the_window_reso
     assert original.act(1, {"type": "pass"}, original.window_id, 1.0) == []
     progress = original.progress()
     assert progress is not None and progress.answered == [1]
-    data = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.dump(original)))
-    restored = snapshot.load(data, record_log=bytes(original.record_log.data), presence=True)
+    data = snapshot.decode(msgspec.msgpack.encode(original.save()))
+    restored = RoomCore.restore(data, record_log=bytes(original.record_log.data), presence=True)
     assert restored.progress() == progress
     a, b = Random(3), Random(3)
     while original.status != "over":
@@ -120,7 +147,7 @@ def test_answers_kept_back_are_in_the_snapshot_and_come_out_when_the_window_reso
 def test_a_format_4_snapshot_has_no_answers_kept_back() -> None:
     """Before format 5 every answer was shown (and committed) as it came."""
     original = playing_room("qwixx", 2, bytes(32))
-    data = snapshot.dump(original)
+    data = as_map(original.save())
     del data["answers"]
-    restored = snapshot.load(data | {"format": 4}, record_log=bytes(original.record_log.data))
-    assert restored.progress() is None and snapshot.dump(restored)["answers"] == []
+    restored = read(data | {"format": 4}, record_log=bytes(original.record_log.data))
+    assert restored.progress() is None and restored.save().answers == []

@@ -37,7 +37,7 @@ from server.backends.redis.keys import lease_key, log_key, snap_key
 from server.backends.redis.link import Link
 from server.backends.redis.packing import unpack_outgoing
 from server.backends.redis.urls import parse_redis_url
-from server.room import Outgoing
+from server.outgoing import Outgoing
 from tests.support.tls import Certs
 
 DATABASES = 64

@@ -33,7 +33,8 @@ from protocol.messages.common import RoomInfo
 from ...actor import BotSpawner, Rider, RoomActor
 from ...commands import Command, R, Sync
 from ...hub import Hub
-from ...room import Outgoing, RoomCore
+from ...outgoing import Outgoing
+from ...room import RoomCore
 from ..base import Backend, RoomSpec, new_room_id
 from .bus import CommandBus
 from .connect import connect

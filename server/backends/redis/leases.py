@@ -25,7 +25,8 @@ from ... import journal, snapshot
 from ...actor import BotSpawner, RoomActor, ShowProgress, Tally
 from ...commands import ReopenCmd
 from ...journal import Entry
-from ...room import Outgoing, RoomCore
+from ...outgoing import Outgoing
+from ...room import RoomCore
 from .errors import Fenced
 from .keys import (
     LOBBY,
@@ -38,7 +39,7 @@ from .keys import (
     snap_key,
 )
 from .link import Link
-from .packing import DECODER, pack_events, pack_outgoing, unpack_outgoing
+from .packing import pack_events, pack_outgoing, unpack_outgoing
 from .relay import EventRelay
 from .scripts import Renewal, RidingReply, release, renew
 from .store import RoomStore
@@ -173,9 +174,9 @@ class Leases:
             await redis.hdel(LOBBY, room)
             return False
         record_log = await redis.get(record_log_key(room)) or b""
-        data = DECODER.decode(raw)
-        core = snapshot.load(data, self.history, record_log, presence=True)
-        batches = await redis.lrange(journal_key(room), 0, -1) if data["format"] >= 4 else []
+        saved = snapshot.decode(raw)
+        core = RoomCore.restore(saved, self.history, record_log, presence=True)
+        batches = await redis.lrange(journal_key(room), 0, -1) if saved.format >= 4 else []
         tail = await redis.xrevrange(log_key(room), "+", "-", count=self.history)
         logged = [unpack_outgoing(fields[b"m"]) for _, fields in reversed(tail)]
         for out in logged:

@@ -12,7 +12,7 @@ import msgspec
 
 from protocol.subprotocols import Encoding
 
-from ...room import Outgoing
+from ...outgoing import Outgoing
 
 ENCODER = msgspec.msgpack.Encoder()
 DECODER = msgspec.msgpack.Decoder()

@@ -16,7 +16,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ...hub import Hub
-from ...room import Outgoing
+from ...outgoing import Outgoing
 from .keys import event_channel, log_key
 from .link import Link
 from .packing import unpack_outgoing

@@ -25,7 +25,6 @@ from redis.exceptions import RedisError
 
 from protocol.messages.common import RoomInfo
 
-from ... import snapshot
 from ...journal import Entry
 from ...journal import encode as encode_journal
 from ...room import RoomCore
@@ -188,7 +187,7 @@ class RoomStore:
                 owner=self.proc,
                 lease_ms=self.lease_ms,
                 history=self.history,
-                snapshot=ENCODER.encode(snapshot.dump(core)) if whole else b"",
+                snapshot=ENCODER.encode(core.save()) if whole else b"",
                 journal=b"" if whole else encode_journal(journal),
                 seq=core.seq,
                 entries=entries,

@@ -1,0 +1,89 @@
+"""One numbered room message as it leaves the room: the public message, the private
+variants (a Qwirkle draw), and its frames, encoded once per encoding and view however many
+members receive it. A message that another process or the room's log encoded comes back
+with its MessagePack frame kept (`from_msgpack`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import msgspec
+
+from protocol.codec import Frame, encode
+from protocol.messages.server import (
+    Chat,
+    Event,
+    GameOver,
+    Progress,
+    RoomMessage,
+    RoomUpdate,
+    Window,
+    WindowClosed,
+)
+from protocol.subprotocols import Encoding
+
+
+@dataclass(slots=True)
+class Outgoing:
+    """One numbered room message: `message` for everyone, `private[seat]` for that seat.
+
+    Frames are memoised per (variant, encoding, stamped): a message is encoded once per
+    encoding and view (and once more with `sent_us` for members with the `timestamps`
+    feature), however many members receive it.
+    """
+
+    message: RoomMessage
+    private: dict[int, RoomMessage] = field(default_factory=dict)
+    produced: float = field(default_factory=time.monotonic)
+    sent_us: int | None = None
+    """The `timestamps` feature's stamp: set when the first member that asked is served."""
+    _frames: dict[tuple[int | None, Encoding, bool], Frame] = field(
+        default_factory=dict, repr=False
+    )
+
+    @property
+    def seq(self) -> int:
+        return self.message.seq
+
+    def for_seat(self, seat: int | None) -> RoomMessage:
+        if seat is not None and seat in self.private:
+            return self.private[seat]
+        return self.message
+
+    @classmethod
+    def from_msgpack(cls, public: bytes, private: dict[int, bytes] | None = None) -> Outgoing:
+        """A message as another process or the log encoded it: its MessagePack frame is
+        kept for the members who take that encoding, so they get it without an encode."""
+        out = cls(
+            ROOM_MESSAGE_DECODER.decode(public),
+            {s: ROOM_MESSAGE_DECODER.decode(b) for s, b in private.items()} if private else {},
+        )
+        out._frames[(None, Encoding.MSGPACK, False)] = public
+        for seat, frame in (private or {}).items():
+            out._frames[(seat, Encoding.MSGPACK, False)] = frame
+        return out
+
+    def frame(self, seat: int | None, encoding: Encoding, stamped: bool = False) -> Frame:
+        """The frame for `seat`; `stamped` adds `sent_us` (the `timestamps` feature).
+
+        One stamp per message, taken at its fan-out, shared by every member that asked:
+        still one encoding per (view, encoding, stamped), whatever the number of members.
+        """
+        variant = seat if seat is not None and seat in self.private else None
+        key = (variant, encoding, stamped)
+        frame = self._frames.get(key)
+        if frame is None:
+            message = self.for_seat(variant)
+            if stamped and hasattr(message, "sent_us"):
+                if self.sent_us is None:
+                    self.sent_us = time.time_ns() // 1000
+                message = msgspec.structs.replace(message, sent_us=self.sent_us)
+            frame = self._frames[key] = encode(message, encoding)
+        return frame
+
+
+ROOM_MESSAGE_DECODER = msgspec.msgpack.Decoder(
+    RoomUpdate | Event | Window | WindowClosed | GameOver | Chat | Progress
+)
+MSGPACK_ENCODER = msgspec.msgpack.Encoder()

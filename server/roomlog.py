@@ -1,0 +1,156 @@
+"""How a room keeps its two logs in memory, as bytes: the numbered messages (the last
+`history` of them, for resumes and takeovers) and the game record's entries (the whole
+game). As objects they would cost a kilobyte an entry and work for the garbage collector;
+as MessagePack, compressed where they are old, a few dozen bytes."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+from protocol.messages.server import RoomMessage
+from protocol.subprotocols import Encoding
+
+from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
+
+LOG_BLOCK = 32
+"""Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~90 bytes
+each, ~123 as bytes objects) pack to ~20 bytes a message with zlib level 1; appending
+takes 1.1 µs a message instead of 0.5 (docs/benchmarks.md, "Memory")."""
+
+
+def _pack_block(frames: list[bytes]) -> bytes:
+    head = struct.pack(f"<{len(frames)}I", *map(len, frames))
+    return zlib.compress(head + b"".join(frames), 1)
+
+
+def _unpack_block(block: bytes) -> list[bytes]:
+    data = zlib.decompress(block)
+    at = 4 * LOG_BLOCK
+    frames: list[bytes] = []
+    for size in struct.unpack_from(f"<{LOG_BLOCK}I", data):
+        frames.append(data[at : at + size])
+        at += size
+    return frames
+
+
+class MessageLog:
+    """A room's last `maxlen` messages, each kept as its MessagePack bytes, the older ones
+    compressed `LOG_BLOCK` at a time.
+
+    A room sends thousands of messages; as message objects (structs, the engine's event
+    maps) each took over a kilobyte and half a dozen objects the garbage collector walks
+    again and again. As bytes an entry is ~125 bytes and nothing to walk; compressed in
+    blocks of 32, ~20 (docs/benchmarks.md, "Load" and "Memory"). The newest messages (fewer
+    than a block) stay as they are: the public bytes are the MessagePack frame the fan-out
+    sends anyway. Seqs are consecutive, so only the last is kept; the few private variants
+    (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages that aged
+    out: they are skipped, and the block goes when all of its messages have. Iterating
+    gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
+    """
+
+    __slots__ = ("_blocks", "_count", "_last", "_private", "_tail", "maxlen")
+
+    def __init__(self, maxlen: int) -> None:
+        self.maxlen = maxlen
+        self._blocks: deque[bytes] = deque()
+        self._tail: list[bytes] = []
+        self._count = 0
+        """Messages kept: at most `maxlen` (the blocks and the tail may hold a few more)."""
+        self._private: dict[int, dict[int, bytes]] = {}
+        self._last = 0
+
+    def append(self, out: Outgoing) -> None:
+        if self._count and out.seq != self._last + 1:  # never in practice: start afresh
+            self._blocks.clear()
+            self._tail = []
+            self._private.clear()
+            self._count = 0
+        public = out.frame(None, Encoding.MSGPACK)
+        assert isinstance(public, bytes)
+        tail = self._tail
+        tail.append(public)
+        self._last = out.seq
+        if out.private:
+            self._private[out.seq] = {s: MSGPACK_ENCODER.encode(m) for s, m in out.private.items()}
+        if self._count < self.maxlen:
+            self._count += 1
+        elif self._private:  # one aged out
+            first = self._last - self.maxlen + 1
+            for seq in [q for q in self._private if q < first]:
+                del self._private[seq]
+        if len(tail) == LOG_BLOCK:
+            self._blocks.append(_pack_block(tail))
+            self._tail = []
+        while self._blocks and self._stored() - LOG_BLOCK >= self._count:
+            self._blocks.popleft()  # every message in it aged out
+
+    def _stored(self) -> int:
+        return len(self._blocks) * LOG_BLOCK + len(self._tail)
+
+    def _frames(self, start: int) -> Iterator[bytes]:
+        """The public frames of the messages kept, from index `start` on."""
+        at = self._stored() - self._count + start
+        for i, block in enumerate(self._blocks):
+            if at < (i + 1) * LOG_BLOCK:
+                yield from _unpack_block(block)[max(0, at - i * LOG_BLOCK) :]
+        yield from self._tail[max(0, at - len(self._blocks) * LOG_BLOCK) :]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Outgoing]:
+        first = self.first_seq or 0
+        for i, public in enumerate(self._frames(0), first):
+            yield Outgoing.from_msgpack(public, self._private.get(i))
+
+    @property
+    def first_seq(self) -> int | None:
+        return self._last - self._count + 1 if self._count else None
+
+    def messages(self, start: int, seat: int | None) -> list[RoomMessage]:
+        """The messages from index `start` on, as `seat` sees them."""
+        first = self.first_seq or 0
+        out: list[RoomMessage] = []
+        for i, public in enumerate(self._frames(start), first + start):
+            private = self._private.get(i) if seat is not None else None
+            data = private.get(seat, public) if private is not None and seat is not None else public
+            out.append(ROOM_MESSAGE_DECODER.decode(data))
+        return out
+
+
+_RECORD_ENCODER = msgspec.msgpack.Encoder()
+_RECORD_DECODER = msgspec.msgpack.Decoder()
+
+
+class RecordLog:
+    """A game record's log as MessagePack, one entry after the other in one buffer.
+
+    Rooms keep their record for the whole game, and as Python maps its entries cost ~450
+    bytes each (40-70 KB per Qwixx game); packed they cost a few dozen, nothing for the
+    garbage collector to walk, and a snapshot copies them as one bytes value.
+    """
+
+    __slots__ = ("count", "data")
+
+    def __init__(self, data: bytes = b"", count: int = 0) -> None:
+        self.data = bytearray(data)
+        self.count = count
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        self.data += _RECORD_ENCODER.encode(entry)
+        self.count += 1
+
+    def entries(self) -> list[dict[str, Any]]:
+        # packed entries behind an array header are one MessagePack array
+        head = struct.pack(">BI", 0xDD, self.count)
+        entries: list[dict[str, Any]] = _RECORD_DECODER.decode(head + self.data)
+        return entries
+
+    def __len__(self) -> int:
+        return self.count

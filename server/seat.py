@@ -1,0 +1,23 @@
+"""A room's seat as the room keeps it (and a snapshot saves it), and the room's status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+SeatKind = Literal["open", "human", "bot"]
+Status = Literal["open", "playing", "over"]
+
+
+@dataclass
+class Seat:
+    kind: SeatKind = "open"
+    name: str | None = None
+    nonce: str | None = None
+    """Part of the seat token; a new holder gets a new one, so old tokens die."""
+    bot: str | None = None
+    connected: int = 0
+    """Live connections holding the seat (house bots count as one)."""
+    left: bool = False
+    """Given up with `leave` after the start, and not taken back since (a merely
+    disconnected seat is not `left`: its holder may be on the way back)."""

@@ -15,12 +15,13 @@ import msgspec
 from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
 
-from ..actor import BotSpawner, RoomActor, Tally
+from ..actor import BotSpawner, RoomActor
 from ..commands import Command, R
 from ..hub import Hub
 from ..outgoing import Outgoing
 from ..room import RoomCore
 from .base import Backend, RoomSpec, new_room_id
+from .local import LocalRooms
 
 RECORD_LEVEL = 6
 """zlib level of the records kept: a 4-seat Qwixx record of ~7.2 KB as JSON keeps ~840
@@ -57,16 +58,13 @@ class MemoryBackend(Backend):
         `idle_seconds` (docs/benchmarks.md, "Load"). A disconnected seat has this long to
         resume and see the end; a finished room every person left with `leave` closes at
         once (`RoomCore.deserted`)."""
-        self._actors: dict[str, RoomActor] = {}
+        self._actors = LocalRooms()
         self._records: OrderedDict[str, bytes] = OrderedDict()
         """Records of finished games, as zlib-compressed JSON (decompressed when asked for)."""
         self._closing: set[asyncio.Task[None]] = set()
         self._keep_records = keep_records
         self._clock = clock
         self._reaper: asyncio.Task[None] | None = None
-        self.rooms_closed = 0
-        self.windows_expired = Tally()
-        """Turn windows closed by their deadline, in every room this process ever ran."""
 
     async def start(self) -> None:
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
@@ -93,7 +91,7 @@ class MemoryBackend(Backend):
             self._commit,
             self.spawn_bot,
             commit_now=self._commit_now,
-            expired=self.windows_expired,
+            expired=self._actors.windows_expired,
             progress=self._progress,
         )
         self._actors[room_id] = actor
@@ -147,14 +145,10 @@ class MemoryBackend(Backend):
         """Nothing to undo (see `subscribe`)."""
 
     def local_room(self, room: str) -> RoomCore | None:
-        actor = self._actors.get(room)
-        return None if actor is None else actor.core
+        return self._actors.core(room)
 
     def game_of(self, room: str) -> str:
-        actor = self._actors.get(room)
-        if actor is None:
-            raise NoSuchRoomError(f"no room {room!r}")
-        return actor.core.game.name
+        return self._actors.game_of(room)
 
     async def record(self, room: str) -> dict[str, Any] | None:
         packed = self._records.get(room)
@@ -164,14 +158,7 @@ class MemoryBackend(Backend):
         return record
 
     def stats(self) -> dict[str, int]:
-        cores = [a.core for a in self._actors.values()]
-        return {
-            "rooms": len(cores),
-            "rooms_playing": sum(c.status == "playing" for c in cores),
-            "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
-            "windows_expired": self.windows_expired.value,
-            "rooms_closed": self.rooms_closed,
-        }
+        return self._actors.stats()
 
     async def _reap_forever(self) -> None:
         while True:
@@ -197,6 +184,6 @@ class MemoryBackend(Backend):
             return  # closed already
         del self._actors[room_id]
         await actor.stop()
-        self.rooms_closed += 1
+        self._actors.rooms_closed += 1
         if self.drop_bots is not None:
             self.drop_bots(room_id)

@@ -396,23 +396,14 @@ class RedisBackend(Backend):
         return record
 
     def local_room(self, room: str) -> RoomCore | None:
-        actor = self.leases.actors.get(room)
-        return None if actor is None else actor.core
+        return self.leases.actors.core(room)
 
     def game_of(self, room: str) -> str:
-        actor = self.leases.actors.get(room)
-        if actor is None:
-            raise E.NoSuchRoomError(f"room {room!r} is not owned here")
-        return actor.core.game.name
+        return self.leases.actors.game_of(room)
 
     def stats(self) -> dict[str, int]:
-        cores = [a.core for a in self.leases.actors.values()]
         return {
-            "rooms": len(cores),
-            "rooms_playing": sum(c.status == "playing" for c in cores),
-            "seats_taken": sum(s.kind != "open" for c in cores for s in c.seats),
-            "windows_expired": self.leases.windows_expired.value,
-            "rooms_closed": self.leases.rooms_closed,
+            **self.leases.actors.stats(),
             "takeovers": self.leases.takeovers,
             "commands_forwarded": 0 if self._bus is None else self._bus.forwarded,
             "commands_served": 0 if self._bus is None else self._bus.served,

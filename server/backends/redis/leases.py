@@ -22,11 +22,12 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ... import journal, snapshot
-from ...actor import BotSpawner, RoomActor, ShowProgress, Tally
+from ...actor import BotSpawner, RoomActor, ShowProgress
 from ...commands import ReopenCmd
 from ...journal import Entry
 from ...outgoing import Outgoing
 from ...room import RoomCore
+from ..local import LocalRooms
 from .errors import Fenced
 from .keys import (
     LOBBY,
@@ -80,14 +81,11 @@ class Leases:
         self.drop_bots = drop_bots
         self._public_url = public_url
         self._progress = progress
-        self.actors: dict[str, RoomActor] = {}
+        self.actors = LocalRooms()
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
         self.stopping = False
         self.takeovers = 0
-        self.rooms_closed = 0
-        self.windows_expired = Tally()
-        """Turn windows closed by their deadline, in every room this process ever ran."""
 
     # --- taking and giving up rooms --------------------------------------------------------
 
@@ -104,7 +102,7 @@ class Leases:
             core,
             self._commit,
             self.spawn_bot,
-            expired=self.windows_expired,
+            expired=self.actors.windows_expired,
             journal=True,
             progress=self._progress,
         )
@@ -315,4 +313,4 @@ class Leases:
         await redis.hdel(LOBBY, room)  # first: no other process takes it over now
         await self.give_up(room, release_lease=True)
         await redis.delete(snap_key(room), log_key(room), record_log_key(room), journal_key(room))
-        self.rooms_closed += 1
+        self.actors.rooms_closed += 1

@@ -16,10 +16,12 @@ from random import Random
 
 from rules import all_games, get_game
 from rules.base import State
+from rules.play import play_out, random_chooser
 
 
 def one_game(state: State, rng: Random, per_action: list[float]) -> None:
-    """A random game; times every legal_actions + apply_action pair (chance excluded)."""
+    """A random game; times every legal_actions + apply_action pair (chance excluded).
+    Its own loop, not `rules.play.play_out`: the clock must stop after the apply."""
     clock = time.perf_counter
     while not state.is_over():
         if state.chance_pending():
@@ -39,13 +41,7 @@ def whole_game(name: str, seats: int, seed: int, rng: Random) -> float:
     clock = time.perf_counter
     t0 = clock()
     state = game.new_state(seats, seed=seed.to_bytes(32, "big"))
-    while not state.is_over():
-        if state.chance_pending():
-            state.resolve_chance()
-            continue
-        seat = state.actors()[0]
-        legal = state.legal_actions(seat)
-        state.apply_action(seat, legal[rng.randrange(len(legal))])
+    play_out(state, random_chooser(rng))
     return clock() - t0
 
 

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules import State, get_game
+from rules import JSON, EndlessGame, State, get_game
 from rules.bots import get_bot
+from rules.play import play_out
 
 MAX_STEPS = 200_000
 """A game that has not ended after this many steps is a bug (in a bot or an engine)."""
@@ -78,15 +79,8 @@ def play_game(cfg: ArenaConfig, k: int) -> GameResult:
     ]
     times: dict[str, list[float]] = {name: [] for name in names}
     clock = time.perf_counter
-    steps = 0
-    while not state.is_over():
-        steps += 1
-        if steps > MAX_STEPS:
-            raise ArenaError(f"game {k} of {cfg.game} did not end within {MAX_STEPS} steps")
-        if state.chance_pending():
-            state.resolve_chance()
-            continue
-        seat = state.actors()[0]
+
+    def decide(state: State, seat: int) -> JSON:
         view = state.view(seat)
         legal = state.legal_actions(seat)
         began = clock()
@@ -97,7 +91,12 @@ def play_game(cfg: ArenaConfig, k: int) -> GameResult:
                 f"game {k}: bot {names[seat]!r} in seat {seat} chose {action!r}, "
                 "which is not one of its legal actions"
             )
-        state.apply_action(seat, action)
+        return action
+
+    try:
+        play_out(state, decide, max_steps=MAX_STEPS)
+    except EndlessGame as exc:
+        raise ArenaError(f"game {k} of {cfg.game}: {exc}") from None
     winners = state.winners()
     shares = [1 / len(winners) if s in winners else 0.0 for s in range(cfg.seats)]
     return GameResult(k, names, state.scores(), shares, times)

@@ -6,6 +6,7 @@ Importing this package registers every game; look them up with `get_game(name)`.
 from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
 from .base import JSON, Action, Event, Game, Option, State
 from .errors import (
+    EndlessGame,
     IllegalAction,
     InvalidOptions,
     InvalidState,
@@ -18,6 +19,7 @@ from .registry import all_games, game_names, get_game
 __all__ = [
     "JSON",
     "Action",
+    "EndlessGame",
     "Event",
     "Game",
     "IllegalAction",

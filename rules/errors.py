@@ -46,6 +46,13 @@ class UnknownGame(RulesError):
     rule = "unknown-game"
 
 
+class EndlessGame(RulesError):
+    """A game played by `rules.play.play_out` did not end within its step limit (a bot or
+    a chooser that never lets it end)."""
+
+    rule = "endless-game"
+
+
 class RecordError(RulesError):
     """A game record that does not replay; `index` is the offending log entry (or None)."""
 

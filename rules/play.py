@@ -10,6 +10,7 @@ from collections.abc import Callable
 from random import Random
 
 from .base import JSON, Action, State
+from .errors import EndlessGame
 
 Chooser = Callable[[State, int], Action | None]
 """Returns the seat's action, or None to let its window time out."""
@@ -41,7 +42,7 @@ def play_out(
     steps = 0
     while not state.is_over():
         if steps >= max_steps:
-            raise RuntimeError(f"{state.game_name} did not end within {max_steps} steps")
+            raise EndlessGame(f"{state.game_name} did not end within {max_steps} steps")
         step(state, choose, log)
         steps += 1
     return steps

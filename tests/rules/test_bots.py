@@ -19,6 +19,7 @@ from rules.bots import Bot, bot_names, get_bot
 from rules.bots import base as bots_base
 from rules.bots.qwirkle import Replies, best_points, unseen_tiles
 from rules.bots.qwixx import best_turn, table_for, value
+from rules.play import play_out
 from rules.qwirkle import score_placement
 from rules.qwirkle.board import tile_code
 from rules.qwirkle.moves import best_placement, placements
@@ -79,11 +80,9 @@ def test_bots_only_choose_legal_actions(game: str, seats: int, preset: str | Non
             for seat in range(seats)
         }
         decisions = 0
-        while not state.is_over():
-            if state.chance_pending():
-                state.resolve_chance()
-                continue
-            seat = state.actors()[0]
+
+        def ask_all(state: State, seat: int, bots: dict[tuple[str, int], Bot] = bots) -> JSON:
+            nonlocal decisions
             legal = state.legal_actions(seat)
             view = state.view(seat)
             answers = {kind: bots[kind, seat].decide(view, legal) for kind in KINDS}
@@ -91,18 +90,14 @@ def test_bots_only_choose_legal_actions(game: str, seats: int, preset: str | Non
                 assert action in legal, f"{kind} chose {action!r} in {game}"
             decisions += 1
             # Mostly random, sometimes a bot's own choice: both kinds of history.
-            pick = answers[rng.choice(KINDS)] if rng.random() < 0.3 else rng.choice(legal)
-            state.apply_action(seat, pick)
+            return answers[rng.choice(KINDS)] if rng.random() < 0.3 else rng.choice(legal)
+
+        play_out(state, ask_all)
         assert decisions > 10
 
 
 def play(state: State, bots: list[Bot]) -> None:
-    while not state.is_over():
-        if state.chance_pending():
-            state.resolve_chance()
-            continue
-        seat = state.actors()[0]
-        state.apply_action(seat, bots[seat].decide(state.view(seat), state.legal_actions(seat)))
+    play_out(state, lambda s, seat: bots[seat].decide(s.view(seat), s.legal_actions(seat)))
 
 
 # --- greedy: the immediately best-scoring action ------------------------------------------
@@ -273,11 +268,9 @@ def test_qwirkle_best_points_equals_the_engine_best_placement() -> None:
     for g in range(3):
         state = game.new_state(2, seed=bytes([g, 1]) * 16)
         bots = [get_bot("greedy", "qwirkle", seed=s) for s in range(2)]
-        while not state.is_over():
-            if state.chance_pending():
-                state.resolve_chance()
-                continue
-            seat = state.actors()[0]
+
+        def check_then_decide(state: State, seat: int, bots: list[Bot] = bots) -> JSON:
+            nonlocal checked
             pool = unseen_tiles(state.board, state.hands[seat])
             replies = Replies(state.board)
             for _ in range(3):
@@ -303,7 +296,9 @@ def test_qwirkle_best_points_equals_the_engine_best_placement() -> None:
                     hand = rng.sample(pool, min(len(pool), rng.randint(1, 6)))
                     engine = best_placement(after, hand)
                     assert derived.best(hand) == (0 if engine is None else engine[0])
-            state.apply_action(seat, bots[seat].decide(state.view(seat), state.legal_actions(seat)))
+            return bots[seat].decide(state.view(seat), state.legal_actions(seat))
+
+        play_out(state, check_then_decide)
     assert checked > 100
 
 

@@ -133,6 +133,9 @@ def check_events(state: State, events: list[JSON]) -> None:
 
 
 def play(state: State, rng: Random, timeout_rate: float, check: bool, max_steps: int) -> int:
+    """A random playout that checks as it goes. Its own loop, not `rules.play.play_out`:
+    it samples chance and applies it in two steps (`sample_chance` must be pure), picks any
+    actor of a shared window, not the first, and checks the invariants between steps."""
     steps = 0
     while not state.is_over():
         assert steps < max_steps, "the game did not end"

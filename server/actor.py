@@ -70,9 +70,8 @@ class RoomActor:
     ) -> None:
         self.core = core
         self._loop = asyncio.get_running_loop()
-        """Kept: `get_running_loop` makes a getpid system call each time (CPython 3.11), and
-        a room arms a timer for every turn window (docs/benchmarks.md, "A faster machine,
-        and the request path again")."""
+        """Kept, as on every hot path (docs/contributing.md, "Hot paths"): a room arms a
+        timer for every turn window."""
         self._commit = commit
         self._commit_now = commit_now
         self._spawn_bot = spawn_bot

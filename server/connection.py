@@ -79,8 +79,7 @@ class Connection:
         self._flush_due = False
         self._timeouts: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
-        """Kept: on CPython 3.11 each get_running_loop() is a getpid() system call, and the
-        send path would make two per write."""
+        """Kept, as on every hot path (docs/contributing.md, "Hot paths")."""
 
     # --- Sink: what the session produces --------------------------------------------------
 

@@ -208,7 +208,8 @@ class CommandBus:
 
     async def _until_done(self, fut: asyncio.Future[Any], timeout: float) -> None:
         """Wait for `fut` at most `timeout` seconds, neither cancelling nor wrapping it:
-        `asyncio.wait((fut,), timeout=...)` without its set, and its getpid system call."""
+        `asyncio.wait((fut,), timeout=...)` without its set, and on the kept loop
+        (docs/contributing.md, "Hot paths")."""
         if fut.done():
             return
         waiter = self._loop.create_future()

@@ -87,7 +87,7 @@ class RespConnection(asyncio.Protocol):
     """One connection to a standalone Redis; `execute` pipelines, `close` ends it."""
 
     _loop: asyncio.AbstractEventLoop
-    """Set when connecting, kept: each `get_running_loop()` is a getpid system call."""
+    """Set when connecting, and kept (docs/contributing.md, "Hot paths")."""
 
     def __init__(
         self, url: str | RedisUrl, connect_timeout: float = 2.0, reply_timeout: float = 1.0

@@ -1,0 +1,166 @@
+"""The contract of server/backends/base.py `Backend`, checked on every backend.
+
+Each backend runs in a real `Server` (the memory backend alone; the Redis backend against a
+real `redis-server`, one fresh database per test) and is driven only through the abstract
+interface: create, rooms, call, subscribe, record, local_room, game_of, stats. A backend
+that passes may replace another under the sessions without them noticing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from random import Random
+from typing import Any
+
+import pytest
+
+from protocol import errors as E
+from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
+from rules.records import replay
+from server.app import Server
+from server.backends import RoomSpec
+from server.backends.base import Backend
+from server.commands import ActCmd, JoinCmd, LegalCmd, StartCmd, SyncCmd
+from server.outgoing import Outgoing
+from server.settings import Config
+from tests.support.redis import RedisServer
+from tests.support.wait import eventually
+
+BACKENDS = ["memory", "redis"]
+
+
+class Listener:
+    """A hub member that keeps every message of its rooms, in arrival order."""
+
+    progress = False
+
+    def __init__(self) -> None:
+        self.got: list[RoomMessage] = []
+        self.heard = asyncio.Event()
+
+    def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
+        self.got += [o.for_seat(None) for o in outgoing]
+        self.heard.set()
+
+    def deliver_progress(self, room: str, progress: Outgoing) -> None:
+        """Not asked for."""
+
+
+@contextlib.asynccontextmanager
+async def running(kind: str, redis_server: Callable[[], RedisServer]) -> AsyncIterator[Backend]:
+    config = Config() if kind == "memory" else Config(redis=_fresh(redis_server()))
+    server = Server(config)
+    await server.start()
+    try:
+        yield server.backend
+    finally:
+        await server.stop()
+
+
+def _fresh(r: RedisServer) -> str:
+    return r.url_db(r.fresh_db())
+
+
+@pytest.fixture(params=BACKENDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    param: str = request.param
+    return param
+
+
+@pytest.fixture
+def redis_factory(request: pytest.FixtureRequest) -> Callable[[], RedisServer]:
+    """The session's redis-server, started only for the Redis backend's tests."""
+    return lambda: request.getfixturevalue("redis_server")  # type: ignore[no-any-return]
+
+
+def spec(game: str = "qwixx", seats: int = 2, public: bool = True) -> RoomSpec:
+    return RoomSpec(game=game, options={}, seats=seats, turn_window=600, public=public)
+
+
+async def test_a_created_room_is_listed_only_when_public(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    async with running(kind, redis_factory) as backend:
+        shown = await backend.create(spec("qwixx"))
+        hidden = await backend.create(spec("yamb", public=False))
+        assert shown.room != hidden.room and shown.status == "open"
+        listed = [r.room for r in await backend.rooms()]
+        assert shown.room in listed and hidden.room not in listed
+        assert [r.room for r in await backend.rooms("yamb")] == []
+        assert backend.game_of(hidden.room) == "yamb"  # the creating process runs it
+        assert backend.local_room(shown.room) is not None
+
+
+async def test_an_unknown_room_is_no_such_room(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    async with running(kind, redis_factory) as backend:
+        with pytest.raises(E.NoSuchRoomError):
+            await backend.call("nope", LegalCmd(seat=None))
+        assert await backend.record("nope") is None
+
+
+async def test_commands_run_in_order_and_their_messages_reach_the_hub_in_seq_order(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    async with running(kind, redis_factory) as backend:
+        room = (await backend.create(spec())).room
+        listener = Listener()
+        backend.hub.add(room, listener)
+        await backend.subscribe(room)
+        assert await backend.call(room, JoinCmd(name="Ada", seat=None, nonce="a")) == 0
+        assert await backend.call(room, JoinCmd(name="Bo", seat=None, nonce="b")) == 1
+        with pytest.raises(E.NotStartedError):
+            await backend.call(room, LegalCmd(seat=0))
+        with pytest.raises(E.SeatTakenError):
+            await backend.call(room, JoinCmd(name="Cy", seat=1, nonce="c"))
+        await backend.call(room, StartCmd(seat=0))
+        await eventually(lambda: any(isinstance(m, Window) for m in listener.got), "a window")
+        seqs = [m.seq for m in listener.got]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "gaps or reordering"
+        sync = await backend.call(room, SyncCmd(seat=0, last_seq=seqs[0] - 1))
+        assert sync.messages is not None
+        assert [m.seq for m in sync.messages] == seqs[: len(sync.messages)]
+        fresh = await backend.call(room, SyncCmd(seat=0))
+        assert isinstance(fresh.snapshot, Snapshot) and fresh.snapshot.seat == 0
+        stats = backend.stats()
+        assert stats["rooms"] >= 1 and stats["rooms_playing"] == 1 and stats["seats_taken"] == 2
+
+
+async def test_a_game_played_through_call_ends_with_a_record_that_replays(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    async with running(kind, redis_factory) as backend:
+        room = (await backend.create(spec("qwinto"))).room
+        listener = Listener()
+        backend.hub.add(room, listener)
+        await backend.subscribe(room)
+        for seat, name in enumerate(("Ada", "Bo")):
+            await backend.call(room, JoinCmd(name=name, seat=seat, nonce=name))
+        await backend.call(room, StartCmd(seat=0))
+        rng = Random(kind)
+        for _ in range(2_000):
+            if any(isinstance(m, GameOver) for m in listener.got):
+                break
+            window, acted = await _act_once(backend, room, rng)
+            assert acted or window is None
+        over = next(m for m in listener.got if isinstance(m, GameOver))
+        record = await backend.record(room)
+        assert record is not None
+        replayed = replay(record)
+        assert replayed.verified is True and replayed.state.scores() == over.scores
+
+
+async def _act_once(backend: Backend, room: str, rng: Random) -> tuple[int | None, bool]:
+    """One legal action of some seat that may act now (both seats are ours)."""
+    for seat in (0, 1):
+        window, actions, _ = await backend.call(room, LegalCmd(seat=seat, view=False))
+        if actions:
+            answer: Any = await backend.call(
+                room, ActCmd(seat=seat, action=rng.choice(actions), window=window)
+            )
+            assert answer[0] == window
+            return window, True
+    return None, False

@@ -22,6 +22,8 @@ from tests.support.servers import ROOT, running_server
 
 JS = ROOT / "clients" / "js"
 GAMES = ["qwinto", "qwixx", "qwirkle", "yamb"]
+TSC = ROOT / "node_modules" / "typescript" / "bin" / "tsc"
+"""(The packages of the repository's npm workspace sit at its top.)"""
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,8 @@ def node() -> str:
     path = shutil.which("node")
     if path is None:
         pytest.fail("node is missing: run `make js` (installs Debian's nodejs and npm)")
-    if not (JS / "node_modules" / ".installed").exists():
-        pytest.fail("clients/js has no packages: run `make js` (npm ci from its lock file)")
+    if not (ROOT / "node_modules" / ".installed").exists():
+        pytest.fail("the JavaScript packages are missing: run `make js` (npm ci from the lock)")
     return path
 
 
@@ -44,7 +46,7 @@ def test_the_declarations_are_generated_from_the_schemas(node: str) -> None:
 
 
 def test_the_declarations_type_check_the_example_bot(node: str) -> None:
-    done = _run(node, str(JS / "node_modules" / "typescript" / "bin" / "tsc"), "-p", ".")
+    done = _run(node, str(TSC), "-p", ".")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -60,9 +62,9 @@ def test_a_wrong_request_does_not_type_check(node: str, tmp_path: Path) -> None:
     config = tmp_path / "tsconfig.json"
     settings = json.loads((JS / "tsconfig.json").read_text())
     settings["files"] = [str(bad)]
-    settings["compilerOptions"]["typeRoots"] = [str(JS / "node_modules" / "@types")]
+    settings["compilerOptions"]["typeRoots"] = [str(ROOT / "node_modules" / "@types")]
     config.write_text(json.dumps(settings))
-    done = _run(node, str(JS / "node_modules" / "typescript" / "bin" / "tsc"), "-p", str(config))
+    done = _run(node, str(TSC), "-p", str(config))
     assert done.returncode != 0 and "add_bot" in done.stdout, done.stdout + done.stderr
 
 

@@ -57,20 +57,35 @@ export async function generate() {
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => join(SCHEMAS, 'results', f));
-  const defs = collect([join(SCHEMAS, 'client.json'), join(SCHEMAS, 'server.json'), ...resultFiles]);
+  const defs = collect([
+    join(SCHEMAS, 'client.json'),
+    join(SCHEMAS, 'server.json'),
+    ...resultFiles,
+  ]);
   defs.ClientMessage = { title: 'ClientMessage', description: 'Any request.', ...union(client) };
-  defs.ServerMessage = { title: 'ServerMessage', description: 'Any server message.', ...union(server) };
+  defs.ServerMessage = {
+    title: 'ServerMessage',
+    description: 'Any server message.',
+    ...union(server),
+  };
   const results = Object.fromEntries(
     resultFiles.map((f) => [f.split('/').pop().replace('.json', ''), read(f).$ref]),
   );
-  defs.Requests = table('Requests', 'Each request type and its message.', client.discriminator.mapping);
+  defs.Requests = table(
+    'Requests',
+    'Each request type and its message.',
+    client.discriminator.mapping,
+  );
   defs.Results = table('Results', 'Each request type and the result of its reply.', results);
   const root = {
     title: 'Protocol',
     description: 'The whole protocol as one type, so that every declaration above is emitted.',
     type: 'object',
     properties: Object.fromEntries(
-      ['ClientMessage', 'ServerMessage', 'Requests', 'Results'].map((k) => [k, { $ref: `#/$defs/${k}` }]),
+      ['ClientMessage', 'ServerMessage', 'Requests', 'Results'].map((k) => [
+        k,
+        { $ref: `#/$defs/${k}` },
+      ]),
     ),
     additionalProperties: false,
     $defs: defs,

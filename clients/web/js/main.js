@@ -57,6 +57,8 @@ class App {
     input.value = store.getName();
     input.addEventListener('change', () => {
       const name = input.value
+        // control characters are what a name must not hold: matching them is the point
+        // eslint-disable-next-line no-control-regex
         .replace(/[\u0000-\u001f\u007f]/g, '')
         .trim()
         .slice(0, 40);

@@ -762,20 +762,19 @@ export class RoomView {
   }
 
   logPanel() {
-    let input;
-    const send = async (e) => {
-      e.preventDefault();
-      const text = input.value.trim();
-      if (!text) return;
-      if (await this.request('chat', { text })) input.value = '';
-    };
-    input = h('input', {
+    const input = h('input', {
       id: 'chat-text',
       maxLength: 500,
       placeholder: 'Say something…',
       'aria-label': 'chat message',
       autocomplete: 'off',
     });
+    const send = async (e) => {
+      e.preventDefault();
+      const text = input.value.trim();
+      if (!text) return;
+      if (await this.request('chat', { text })) input.value = '';
+    };
     const canChat = this.mode !== null;
     return h(
       'section.log',

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -10,19 +10,21 @@ from typing import Any
 
 from clients.client import Client
 from rules.records import replay
-from tests.support.servers import ROOT, ServerProcess, free_port
+from tests.support.servers import ServerProcess, free_port, run_async
 from tests.support.servers import dicehall_bot as bot
 
 KEYS = {"room", "game", "scores", "winners", "seed_verified", "seconds"}
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 150) -> tuple[int, str, str]:
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    """Its exit status and output (`bot()` kills it if the deadline passes)."""
+    out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
+
+
+def run_bot(*args: str, timeout: float = 150) -> tuple[int, str, str]:
+    with bot(*args) as proc:
+        return finish(proc, timeout)
 
 
 def check_line(server: ServerProcess, line: dict[str, Any], game: str, seats: int) -> None:
@@ -45,21 +47,24 @@ def check_line(server: ServerProcess, line: dict[str, Any], game: str, seats: in
 def test_bots_play_every_game_to_the_end(server: ServerProcess) -> None:
     """All four games at once (one process each); Qwixx plays two games, Qwinto on JSON."""
     extra = {"qwinto": ["--encoding", "json"], "qwixx": ["--games", "2"]}
-    procs = {
-        game: bot(
-            *("--url", server.ws, "--game", game, "--seats", "2", "--turn-window", "5"),
-            *extra.get(game, []),
-        )
-        for game in ("qwinto", "qwixx", "qwirkle", "yamb")
-    }
-    for game, proc in procs.items():
-        code, out, err = finish(proc)
-        assert code == 0, f"{game}: {err}"
-        lines = [json.loads(text) for text in out.splitlines()]
-        assert len(lines) == (2 if game == "qwixx" else 1), out
-        assert len({line["room"] for line in lines}) == len(lines)
-        for line in lines:
-            check_line(server, line, game, 2)
+    with contextlib.ExitStack() as stack:
+        procs = {
+            game: stack.enter_context(
+                bot(
+                    *("--url", server.ws, "--game", game, "--seats", "2", "--turn-window", "5"),
+                    *extra.get(game, []),
+                )
+            )
+            for game in ("qwinto", "qwixx", "qwirkle", "yamb")
+        }
+        for game, proc in procs.items():
+            code, out, err = finish(proc)
+            assert code == 0, f"{game}: {err}"
+            lines = [json.loads(text) for text in out.splitlines()]
+            assert len(lines) == (2 if game == "qwixx" else 1), out
+            assert len({line["room"] for line in lines}) == len(lines)
+            for line in lines:
+                check_line(server, line, game, 2)
 
 
 async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProcess) -> None:
@@ -69,15 +74,10 @@ async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProces
     async with Client(server.ws, name="host") as host:
         info = await host.create("qwinto", 2, turn_window=5, public=False, autostart=True)
         assert await host.add_bots(info.room, count=1) == [0]
-        proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "clients.cli", "bot", "--url", server.ws),
-            *("--game", "qwinto", "--room", info.room),
-            cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, err.decode()
+        command = [sys.executable, "-m", "clients.cli", "bot", "--url", server.ws]
+        command += ["--game", "qwinto", "--room", info.room]
+        code, out, err = await run_async(command, timeout=120)
+    assert code == 0, err.decode()
     [line] = [json.loads(text) for text in out.decode().splitlines()]
     assert line["room"] == info.room
     check_line(server, line, "qwinto", 2)
@@ -86,14 +86,14 @@ async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProces
 
 def test_unreachable_server_exits_nonzero() -> None:
     url = f"ws://127.0.0.1:{free_port()}/ws"
-    code, out, err = finish(bot("--url", url, "--game", "qwixx"), timeout=60)
+    code, out, err = run_bot("--url", url, "--game", "qwixx", timeout=60)
     assert code == 1 and out == ""
     assert "could not connect" in err and url in err
 
 
 def test_protocol_error_exits_nonzero(server: ServerProcess) -> None:
-    code, out, err = finish(bot("--url", server.ws, "--game", "qwixx", "--room", "nope"), 60)
+    code, out, err = run_bot("--url", server.ws, "--game", "qwixx", "--room", "nope", timeout=60)
     assert code == 1 and out == ""
     assert "no-such-room (2003)" in err
-    code, out, err = finish(bot("--url", server.ws, "--game", "chess"), 60)
+    code, out, err = run_bot("--url", server.ws, "--game", "chess", timeout=60)
     assert code == 1 and "no-such-game (2001)" in err

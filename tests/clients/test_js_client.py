@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.servers import ROOT, running_server
+from tests.support.servers import ROOT, run_async, running_server
 
 JS = ROOT / "clients" / "js"
 GAMES = ["qwinto", "qwixx", "qwirkle", "yamb"]
@@ -69,18 +69,13 @@ def test_a_wrong_request_does_not_type_check(node: str, tmp_path: Path) -> None:
 
 
 async def _bot(node: str, url: str, game: str) -> dict[str, object]:
-    proc = await asyncio.create_subprocess_exec(
-        node,
-        "examples/bot.mjs",
-        url,
-        game,
+    code, out, err = await run_async(
+        [node, "examples/bot.mjs", url, game],
+        timeout=180,
         cwd=JS,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "NODE_NO_WARNINGS": "1"},
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=180)
-    assert proc.returncode == 0, f"{game}: {err.decode()}"
+    assert code == 0, f"{game}: {err.decode()}"
     result: dict[str, object] = json.loads(out.decode().strip().splitlines()[-1])
     return result
 

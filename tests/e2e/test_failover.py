@@ -47,8 +47,13 @@ def db(redis_server: RedisServer) -> int:
 
 
 async def watch(urls: list[str], room: str, game: str) -> Player:
-    watcher = await Player(urls, "watcher", game).connect()
-    await watcher.join(room)
+    watcher = Player(urls, "watcher", game)
+    try:
+        await watcher.connect()
+        await watcher.join(room)
+    except BaseException:
+        await watcher.close()
+        raise
     return watcher
 
 
@@ -103,45 +108,40 @@ async def test_sigterm_hands_the_rooms_over_and_players_only_pause(
     clients get 1001 and resume on B, B owns the room once A released it, the game ends
     and the bot command reports no error at all (exit status 0, dice verified)."""
     r = redis_server.client(db)
-    with two_servers(redis_server.url_db(db)) as (a, b):
-        proc = bot(
+    with (
+        two_servers(redis_server.url_db(db)) as (a, b),
+        bot(
             *("--url", a.ws, "--url", b.ws, "--game", "qwixx", "--seats", "3"),
             *("--turn-window", "10"),
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (rooms := r.hkeys("dh:lobby")):
-                assert time.monotonic() < deadline and proc.poll() is None, "no room appeared"
-                await asyncio.sleep(0.02)  # polling Redis: the bot process tells nothing
-            room = rooms[0].decode()
-            owner = lease_owner(r, room)
-            watchers = [
-                await watch([b.ws], room, "qwixx"),
-                await watch([a.ws, b.ws], room, "qwixx"),
-            ]
-            async with closing(watchers):
-                await watchers[0].until_seq(committed_seq(r, room) + 10)
-                assert b"playing" in r.hget("dh:lobby", room)
+        ) as proc,
+    ):
+        deadline = time.monotonic() + 30
+        while not (rooms := r.hkeys("dh:lobby")):
+            assert time.monotonic() < deadline and proc.poll() is None, "no room appeared"
+            await asyncio.sleep(0.02)  # polling Redis: the bot process tells nothing
+        room = rooms[0].decode()
+        owner = lease_owner(r, room)
+        async with closing([]) as watchers:
+            watchers.append(await watch([b.ws], room, "qwixx"))
+            watchers.append(await watch([a.ws, b.ws], room, "qwixx"))
+            await watchers[0].until_seq(committed_seq(r, room) + 10)
+            assert b"playing" in r.hget("dh:lobby", room)
 
-                assert await asyncio.to_thread(a.terminate) == 0
-                out, err = await asyncio.to_thread(proc.communicate, timeout=60)
-                assert proc.returncode == 0, err
-                [line] = [json.loads(text) for text in out.splitlines()]
-                assert line["room"] == room and line["seed_verified"] is True
+            assert await asyncio.to_thread(a.terminate) == 0
+            out, err = await asyncio.to_thread(proc.communicate, timeout=60)
+            assert proc.returncode == 0, err
+            [line] = [json.loads(text) for text in out.splitlines()]
+            assert line["room"] == room and line["seed_verified"] is True
 
-                await asyncio.gather(*(w.finish() for w in watchers))
-                assert lease_owner(r, room) not in (None, owner)
-                log = committed_log(r, room)
-                check_stream(watchers[0], log)
-                check_stream(watchers[1], log, spectator=True)
-                assert watchers[0].client.reconnects == 0
-                goodbye = watchers[1].client.goodbye
-                assert goodbye is not None and goodbye.code == 1001
-                assert watchers[1].client.reconnects == 1 and watchers[1].client.url == b.ws
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
+            await asyncio.gather(*(w.finish() for w in watchers))
+            assert lease_owner(r, room) not in (None, owner)
+            log = committed_log(r, room)
+            check_stream(watchers[0], log)
+            check_stream(watchers[1], log, spectator=True)
+            assert watchers[0].client.reconnects == 0
+            goodbye = watchers[1].client.goodbye
+            assert goodbye is not None and goodbye.code == 1001
+            assert watchers[1].client.reconnects == 1 and watchers[1].client.url == b.ws
 
 
 async def test_owners_killed_at_random_moments_lose_nothing_any_client_saw(

@@ -65,6 +65,5 @@ async def test_a_primary_killed_mid_game_loses_nothing(sentinels: SentinelSet) -
             assert max(log) > at_kill, "the game did not go on after the kill"
         for server in (a, b):
             assert server.terminate() == 0
-            assert server.proc.stdout is not None
-            output = server.proc.stdout.read()
+            output = server.output()
             assert "Traceback" not in output, output[-4000:]

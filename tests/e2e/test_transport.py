@@ -172,8 +172,7 @@ async def test_a_text_frame_that_is_not_utf8_is_answered_malformed_and_logs_noth
         finally:
             client.close()
         assert server.terminate() == 0
-        assert server.proc.stdout is not None
-        assert server.proc.stdout.read() == "", "nothing logged at --log-level warning"
+        assert server.output() == "", "nothing logged at --log-level warning"
 
 
 async def test_errors_and_limits_are_websockets_own() -> None:

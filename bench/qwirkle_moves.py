@@ -1,6 +1,6 @@
-"""Speed of the Qwirkle move generator on boards of 100+ tiles, and of whole games.
+"""Speed of the Qwirkle move generator on boards of 100+ tiles, of whole games, and of the bots.
 
-Run: `.venv/bin/python -m bench.qwirkle_moves [--positions N] [--json]`.
+Run: `.venv/bin/python -m bench.qwirkle_moves [--positions N] [--bot-games N] [--json]`.
 Target (Qwirkle issue): all legal placements of a 6-tile hand on a board of 100+ tiles in
 at most 50 ms median.
 
@@ -10,6 +10,12 @@ until the board first holds 100 tiles. The seat to move then gets a 6-tile hand,
 two variants: `unseen` draws it (random.Random(seed)) from the tiles not on the board, as
 in a real game; `any` takes 6 arbitrary kinds, which ignores the 3-copies limit and tends
 to fit more places.
+
+The bots' decisions are timed over every position of a few seeded greedy games (2 and 3
+seats, to the end: the 2-seat endgame search included): `greedy` and `strong`
+(`QwirkleStrong.decide`, which runs the engine's generator and the bot's own `Replies`),
+each a fresh bot seeded by the position's index, and the engine's `best_placement` there;
+per position the least of a few runs (`--bot-repeat`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from collections.abc import Callable
 from functools import partial
 from random import Random
 
+from rules.base import JSON
+from rules.bots import get_bot
 from rules.qwirkle import GAME, QwirkleState, best_placement, place_action, placements
 
 TARGET_TILES = 100
@@ -145,17 +153,72 @@ def measure_games(count: int) -> dict[str, object]:
     }
 
 
+def bot_positions(count: int) -> list[tuple[QwirkleState, int, JSON, list[JSON]]]:
+    """Every decision of `count` seeded greedy games (2 and 3 seats in turn, chance from the
+    seed, to the end): (state, seat, its view, its legal actions)."""
+    out: list[tuple[QwirkleState, int, JSON, list[JSON]]] = []
+    for i in range(count):
+        seats = 2 + i % 2
+        state = GAME.new_state(seats, seed=(30_000 + i).to_bytes(32, "big"))
+        assert isinstance(state, QwirkleState)
+        bots = [get_bot("greedy", "qwirkle", seed=s) for s in range(seats)]
+        while not state.is_over():
+            if state.chance_pending():
+                state.resolve_chance()
+                continue
+            seat = state.actors()[0]
+            view = state.view(seat)
+            legal = state.legal_actions(seat)
+            out.append((state.clone(), seat, view, legal))
+            state.apply_action(seat, bots[seat].decide(view, legal))
+    return out
+
+
+def measure_bots(count: int, repeat: int) -> dict[str, object]:
+    """Wall time of one decision of each Qwirkle bot, and of `best_placement`, per position:
+    the least of `repeat` runs (a fresh bot each, so each run does the same work), which
+    leaves out the time the process waited for the CPU on a busy machine."""
+    positions = bot_positions(count)
+    times: dict[str, list[float]] = {"greedy": [], "strong": [], "best_placement": []}
+    clock = time.perf_counter
+    for i, (state, seat, view, legal) in enumerate(positions):
+        for kind in ("greedy", "strong"):
+            runs = []
+            for _ in range(repeat):
+                bot = get_bot(kind, "qwirkle", seed=i)
+                t0 = clock()
+                bot.decide(view, legal)
+                runs.append(clock() - t0)
+            times[kind].append(min(runs))
+        hand = state.hands[seat]
+        times["best_placement"].append(
+            min(timed(partial(best_placement, state.board, hand), repeat))
+        )
+    out: dict[str, object] = {"games": count, "decisions": len(positions), "repeat": repeat}
+    for kind, row in times.items():
+        out[kind] = {
+            "ms_p50": round(statistics.median(row) * 1e3, 3),
+            "ms_p95": round(pct(row, 0.95) * 1e3, 3),
+            "ms_mean": round(statistics.fmean(row) * 1e3, 3),
+            "s_total": round(sum(row), 3),
+        }
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--positions", type=int, default=50, help="boards of 100+ tiles")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per position")
     p.add_argument("--games", type=int, default=20, help="whole games per measurement")
+    p.add_argument("--bot-games", type=int, default=4, help="games whose decisions time the bots")
+    p.add_argument("--bot-repeat", type=int, default=3, help="timed runs per decision (least)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     result = {
         "python": platform.python_version(),
         "moves": measure_positions(args.positions, args.repeat),
         "games": measure_games(args.games),
+        "bots": measure_bots(args.bot_games, args.bot_repeat),
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -177,6 +240,17 @@ def main() -> None:
             f"{r['legal_actions_ms_max']} | {r['placements_ms_p50']} / {r['placements_ms_p95']} |"
         )
     print(json.dumps(result["games"]))
+    bots = result["bots"]
+    assert isinstance(bots, dict)
+    print(
+        f"{bots['decisions']} decisions of {bots['games']} greedy games (2 and 3 seats), "
+        f"least of {bots['repeat']} runs each"
+    )
+    print("| decision | p50 / p95 / mean (ms) | total (s) |")
+    print("|---|---|---|")
+    for kind in ("greedy", "strong", "best_placement"):
+        r = bots[kind]
+        print(f"| {kind} | {r['ms_p50']} / {r['ms_p95']} / {r['ms_mean']} | {r['s_total']} |")
 
 
 if __name__ == "__main__":

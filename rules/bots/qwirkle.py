@@ -14,8 +14,9 @@ leave on the board: tiles that fit a spot the move opens, a line only this seat 
 finish. Only the best few candidates by points and synergy are examined that closely.
 
 `Replies` makes this affordable. What depends on the board alone is computed once: the
-anchors, the kinds each accepts, the points of their lines, and the intervals of a row or
-column that two to SPAN tiles could fill, each with the kinds its cells take, best first.
+anchors, the kinds each accepts, the points of their lines (the engine's `Frontier`, which
+its move generator uses too), and the intervals of a row or column that two to SPAN tiles
+could fill (the engine's `line_slots`), each with the kinds its cells take, best first.
 A hand then needs its best single tile and the first interval it can fill (Hall's
 condition on the cells' kinds); `after` derives the board after a candidate, recomputing
 only the anchors and intervals the candidate touches. Its results equal the engine's
@@ -38,32 +39,27 @@ from collections.abc import Iterable, Sequence
 
 from ..base import JSON
 from ..qwirkle.board import (
-    CBIT,
     COPIES,
     DX,
     DY,
     END_BONUS,
     HAND_SIZE,
     KINDS,
-    LINE_MAX,
-    LINE_N,
-    SBIT,
     STRIDE,
     Board,
+    largest_set,
     line_points,
     pack,
     tile_json,
-    unpack,
 )
 from ..qwirkle.moves import (
+    Frontier,
     Move,
     Placed,
-    anchors,
-    fill_line,
+    accepted_kinds,
+    kinds_mask,
     line_slots,
-    openings,
     placements,
-    segment,
 )
 from .base import Bot, register
 from .greedy import qwirkle_match
@@ -131,25 +127,11 @@ def unseen_tiles(board: Board, hand: Sequence[int]) -> list[int]:
     return [code for code in range(KINDS) for _ in range(counts[code])]
 
 
-_ACCEPTS: dict[tuple[int, int, int], int] = {}
-
-
-def _accepts(cm: int, sm: int, n: int) -> int:
-    """Bitmask of the kinds that extend a line of n tiles with these masks by one."""
-    key = (cm, sm, n)
-    mask = _ACCEPTS.get(key)
-    if mask is None:
-        mask = 0
-        for t in range(KINDS):
-            if LINE_N[(cm | CBIT[t]) << 6 | sm | SBIT[t]] == n + 1:
-                mask |= 1 << t
-        _ACCEPTS[key] = mask
-    return mask
-
-
 ALL_KINDS = (1 << KINDS) - 1
 COLOUR_KINDS: tuple[int, ...] = tuple(sum(1 << (c * 6 + s) for s in range(6)) for c in range(6))
+"""Per colour: the bitmask of its six kinds."""
 SHAPE_KINDS: tuple[int, ...] = tuple(sum(1 << (c * 6 + s) for c in range(6)) for s in range(6))
+"""Per shape: the bitmask of its six kinds."""
 
 Interval = tuple[int, int, tuple[tuple[int, ...], ...], int, int, int]
 """(points, tiles it takes, ways, line id, lo, hi) of a stretch of one line that a
@@ -160,7 +142,7 @@ if it holds distinct tiles, one per cell, of one way. lo .. hi are the cells the
 depends on: itself and the empty cell at each end."""
 SPAN = 4
 """Intervals are listed for placements of up to this many tiles; a hand that could place
-more in one line gets those longer placements from a walk (rare)."""
+more in one line gets those longer placements from the engine's walk (rare)."""
 _SUBSETS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(
         tuple(i for i in range(k) if bits >> i & 1)
@@ -182,32 +164,23 @@ def _col(p: int) -> int:
     return STRIDE + p // STRIDE
 
 
-def _largest(codes: Iterable[int]) -> int:
-    """`largest_set` of distinct codes."""
-    colours = [0] * 6
-    shapes = [0] * 6
-    for t in codes:
-        colours[t // 6] += 1
-        shapes[t % 6] += 1
-    return max(max(colours), max(shapes))
-
-
 def _fill(way: tuple[int, ...], have: int) -> bool:
-    """Whether distinct kinds of `have` fill the cells of `way`, one each (Hall's condition:
-    every set of cells accepts at least as many kinds as it has cells)."""
+    """Whether distinct kinds of `have` (a hand's kinds, as a bitmask) fill the cells of
+    `way`, one each (Hall's condition: every set of cells accepts at least as many kinds
+    as it has cells). m0, m1, m2: the hand's kinds the first three cells take."""
     m0 = way[0] & have
     if not m0:
         return False
     m1 = way[1] & have
     if not m1:
         return False
-    k = len(way)
-    if k == 2:
+    size = len(way)
+    if size == 2:
         return m0 != m1 or m0 & (m0 - 1) != 0
     m2 = way[2] & have
     if not m2:
         return False
-    if k == 3:
+    if size == 3:
         return (
             (m0 | m1 | m2).bit_count() >= 3
             and (m0 | m1).bit_count() >= 2
@@ -220,7 +193,7 @@ def _fill(way: tuple[int, ...], have: int) -> bool:
         if not m:
             return False
         masks.append(m)
-    for subset in _SUBSETS[k]:
+    for subset in _SUBSETS[size]:
         union = 0
         for i in subset:
             union |= masks[i]
@@ -232,118 +205,107 @@ def _fill(way: tuple[int, ...], have: int) -> bool:
 class Replies:
     """Best placements of many hands on one board.
 
-    What depends on the board only is computed once: its anchors, the kinds each anchor
-    accepts, the points of its lines, and every interval of a row or column that two or
-    more tiles could fill (the intervals the engine's generator walks), with the kinds
-    each of its cells may take, sorted by the points they would score. A hand then needs
-    its best single tile and the first interval, best first, that it can fill. `after`
-    derives the board after a placement, recomputing only what the placement touches.
+    The engine's `Frontier` holds what every hand starts from: the board's anchors, the
+    kinds each accepts and the points of its lines. On top of it, what depends on the board
+    only is indexed once: the anchors by the points a tile there scores, and every interval
+    of a row or column that two to SPAN tiles could fill (the engine's `line_slots` with
+    every kind open), with the kinds each of its cells may take, sorted by the points they
+    would score. A hand then needs its best single tile and the first interval, best
+    first, that it can fill. `after` derives all of it for the board after a placement,
+    recomputing only what the placement touches.
     """
 
-    __slots__ = ("board", "cells", "intervals", "lines", "pts_col", "pts_row", "single", "takes")
+    __slots__ = ("board", "frontier", "intervals", "lines", "singles")
 
     def __init__(self, board: Board, *, lines: bool = True, derived: bool = False) -> None:
         self.board = board
-        self.cells = cells = board.cells
-        self.takes: dict[int, int] = {}
-        """Per anchor: bitmask of the tile kinds its row and column both accept."""
-        self.pts_row: dict[int, int] = {}
-        self.pts_col: dict[int, int] = {}
-        self.single: list[tuple[int, int]] = []
-        """(points of a tile there, anchor), best first."""
+        cells = board.cells
+        self.frontier = Frontier(cells) if derived else Frontier.of(board)
+        self.singles: list[tuple[int, int]] = []
+        """(points of a tile there, anchor), best first, for the anchors that take some kind."""
         self.intervals: list[Interval] = []
         self.lines = lines
-        """Whether `single` and `intervals` are computed (`best` needs them)."""
-        if derived or not cells:
+        """Whether `singles` and `intervals` are computed (`best` needs them)."""
+        if derived or not cells or not lines:
             return
-        for p in anchors(board):
-            self._anchor(p)
-        if not lines:
-            return
-        pts_row = self.pts_row
-        pts_col = self.pts_col
-        self.single = [(pts_row[p] + pts_col[p], p) for p, mask in self.takes.items() if mask]
-        self.single.sort(reverse=True)
-        spans: dict[int, tuple[int, int]] = {}
-        for p in self.takes:
-            for line in (_row(p), _col(p)):
-                lo, hi = spans.get(line, (p, p))
-                spans[line] = (min(lo, p), max(hi, p))
-        for line, (lo, hi) in spans.items():
-            if line < STRIDE:
-                _scan(cells, self.takes, DX, pts_col, lo - 5 * DX, hi, None, self.intervals)
-            else:
-                _scan(cells, self.takes, DY, pts_row, lo - 5 * DY, hi, None, self.intervals)
-        self.intervals.sort(key=_first, reverse=True)
-
-    def _anchor(self, p: int) -> None:
-        cells = self.cells
-        rcm, rsm, rn = segment(cells, p, DX)
-        ccm, csm, cn = segment(cells, p, DY)
-        self.takes[p] = _accepts(rcm, rsm, rn) & _accepts(ccm, csm, cn)
-        self.pts_row[p] = line_points(rn + 1)
-        self.pts_col[p] = line_points(cn + 1)
+        frontier = self.frontier
+        row_points = frontier.row_points
+        column_points = frontier.column_points
+        starts = [p for p, kinds in frontier.kinds.items() if kinds]
+        self.singles = [(row_points[p] + column_points[p], p) for p in starts]
+        self.singles.sort(reverse=True)
+        _index(frontier, starts, DX, self.intervals)
+        _index(frontier, starts, DY, self.intervals)
+        self.intervals.sort(key=_rank, reverse=True)
 
     def after(self, placed: Sequence[tuple[int, int, int]], *, lines: bool = True) -> Replies:
         """The same for the board after `placed`. Only the anchors at the ends of the lines
-        through a placed tile change (call them and the placed cells touched), and only
-        the intervals whose cells or end cells include a touched one. Without `lines`,
-        the anchors only: enough for `moves` and `after`, not for `best`."""
-        cells = dict(self.cells)
-        new: list[int] = []
+        through a placed tile change (the changed anchors; they and the placed cells are
+        touched); only the intervals on or next to a placed tile, or holding a changed
+        anchor, change. Without `lines`, the anchors only: enough for `moves` and `after`,
+        not for `best`."""
+        before = self.frontier
+        cells = dict(before.cells)
+        placed_cells: list[int] = []
         for x, y, code in placed:
             p = pack(x, y)
             cells[p] = code
-            new.append(p)
+            placed_cells.append(p)
         board = Board(cells)
-        if not self.cells:
+        if not before.cells:
             return Replies(board, lines=lines and self.lines)
         out = Replies(board, derived=True)
         changed: set[int] = set()
-        for q in new:
+        for q in placed_cells:
             for step in (DX, -DX, DY, -DY):
                 r = q + step
                 while r in cells:
                     r += step
                 changed.add(r)
-        takes = out.takes = dict(self.takes)
-        pts_row = out.pts_row = dict(self.pts_row)
-        pts_col = out.pts_col = dict(self.pts_col)
-        for q in new:
-            takes.pop(q, None)
-            pts_row.pop(q, None)
-            pts_col.pop(q, None)
-        for p in changed:
-            out._anchor(p)
+        frontier = out.frontier
+        kinds = frontier.kinds = dict(before.kinds)
+        row_points = frontier.row_points = dict(before.row_points)
+        column_points = frontier.column_points = dict(before.column_points)
+        for q in placed_cells:
+            kinds.pop(q, None)
+            row_points.pop(q, None)
+            column_points.pop(q, None)
+        frontier.measure(changed)
         if not lines or not self.lines:
             out.lines = False
             return out
-        touched = changed.union(new)
-        single = [item for item in self.single if item[1] not in touched]
-        single.extend((pts_row[p] + pts_col[p], p) for p in changed if takes[p])
-        single.sort(reverse=True)
-        out.single = single
-        near: dict[int, list[int]] = {}
-        for p in touched:
-            near.setdefault(_row(p), []).append(p)
-            near.setdefault(_col(p), []).append(p)
+        touched = changed.union(placed_cells)
+        singles = [item for item in self.singles if item[1] not in touched]
+        singles.extend((row_points[p] + column_points[p], p) for p in changed if kinds[p])
+        singles.sort(reverse=True)
+        out.singles = singles
+        near: dict[int, tuple[list[int], list[int]]] = {}  # line id: placed, changed cells
+        for p in placed_cells:
+            for line in (_row(p), _col(p)):
+                near.setdefault(line, ([], []))[0].append(p)
+        for p in changed:
+            for line in (_row(p), _col(p)):
+                near.setdefault(line, ([], []))[1].append(p)
+        # An interval stays unless a tile now stands on it or next to it, or one of its
+        # cells is a changed anchor; an interval that borders a changed anchor is the same
+        # as before (its cells, their kinds and its empty ends are).
         fresh: list[Interval] = []
-        for iv in self.intervals:
-            hits = near.get(iv[3])
+        for interval in self.intervals:
+            hits = near.get(interval[3])
             if hits is not None:
-                lo = iv[4]
-                hi = iv[5]
-                if any(lo <= g <= hi for g in hits):
+                lo = interval[4]
+                hi = interval[5]
+                if any(lo <= g <= hi for g in hits[0]) or any(lo < g < hi for g in hits[1]):
                     continue
-            fresh.append(iv)
-        for line, hits in near.items():
-            lo = min(hits)
-            hi = max(hits)
-            if line < STRIDE:
-                _scan(cells, takes, DX, pts_col, lo - 6 * DX, hi + DX, hits, fresh)
-            else:
-                _scan(cells, takes, DY, pts_row, lo - 6 * DY, hi + DY, hits, fresh)
-        fresh.sort(key=_first, reverse=True)
+            fresh.append(interval)
+        # The intervals of the new board that hold a changed anchor or a placed tile: a
+        # placed tile's run ends in a changed anchor on each side, and an interval (two
+        # or more empty cells, empty cells at its ends) holds at least one of them.
+        for line, (_, anchors_on_line) in near.items():
+            starts = [p for p in anchors_on_line if kinds[p]]
+            if starts:
+                _index(frontier, starts, DX if line < STRIDE else DY, fresh)
+        fresh.sort(key=_rank, reverse=True)
         out.intervals = fresh
         return out
 
@@ -351,41 +313,41 @@ class Replies:
         """Points of the best placement of `hand` (0 if none): equal to
         `rules.qwirkle.best_placement(board, hand)[0]`, which the tests check."""
         assert self.lines, "best needs the lines"
-        codes = set(hand)
-        if not codes:
+        have = kinds_mask(hand)
+        if not have:
             return 0
-        most = _largest(codes)
-        if not self.cells:
+        most = largest_set(hand)
+        frontier = self.frontier
+        if not frontier.cells:
             return 1 if most == 1 else line_points(most)
-        have = 0
-        for t in codes:
-            have |= 1 << t
         best = 0
-        takes = self.takes
-        for points, p in self.single:
-            if takes[p] & have:
+        kinds = frontier.kinds
+        for points, p in self.singles:
+            if kinds[p] & have:
                 best = points
                 break
-        for points, k, ways, _, _, _ in self.intervals:
+        for points, size, ways, _, _, _ in self.intervals:
             if points <= best:
                 break
-            if k > most:
+            if size > most:
                 continue
-            for way in ways:  # `_fill`, unrolled for two and three cells: the hot loop
+            # `_fill`, unrolled for two and three cells (the hot loop): m0, m1, m2 are the
+            # hand's kinds that the first, second and third cell of a way take.
+            for way in ways:
                 m0 = way[0] & have
                 if not m0:
                     continue
                 m1 = way[1] & have
                 if not m1:
                     continue
-                if k == 2:
+                if size == 2:
                     if m0 != m1 or m0 & (m0 - 1):
                         break
                     continue
                 m2 = way[2] & have
                 if not m2:
                     continue
-                if k == 3:
+                if size == 3:
                     if (
                         (m0 | m1 | m2).bit_count() >= 3
                         and (m0 | m1).bit_count() >= 2
@@ -401,79 +363,30 @@ class Replies:
             best = points
             break
         if most > SPAN:
-            return self._long(sorted(codes), most, best)
+            # Placements of more than SPAN tiles in one line are not indexed: the engine's
+            # walk, filling only the stretches of that many cells that could beat `best`.
+            fit = frontier.fit(sorted(set(hand)))
+            longer = frontier.best_line_placement(fit, best, least=SPAN + 1)
+            if longer is not None:
+                best = longer[0]
         return best
 
     def moves(self, hand: Sequence[int]) -> list[Move]:
-        """Every placement of `hand` with its points, as `rules.qwirkle.placements` gives
-        them (in another order) but from the board facts computed once."""
-        codes = sorted(set(hand))
-        if not codes:
-            return []
-        if not self.cells:
-            return openings(codes)
-        fits, starts = self._fits(codes)
-        out: list[Move] = []
-        for p in starts:
-            x, y = unpack(p)
-            points = self.pts_row[p] + self.pts_col[p]
-            out.extend((points, ((x, y, t),)) for t in fits[p])
-        most = _largest(codes)
-        if most >= 2:
-            _walk(self.cells, codes, starts, DX, fits, self.pts_col, most, 0, out)
-            _walk(self.cells, codes, starts, DY, fits, self.pts_row, most, 0, out)
-        return out
+        """Every placement of `hand` with its points: `rules.qwirkle.placements`, from the
+        anchor facts computed once (single tiles in the order the anchors were measured)."""
+        return self.frontier.placements(hand)
 
     def best_move(self, hand: Sequence[int]) -> Move | None:
         """A placement of `hand` with the most points, or None: what the greedy baseline
         plays (up to its choice between equals)."""
-        codes = sorted(set(hand))
-        if not codes:
-            return None
-        if not self.cells:
-            return max(openings(codes), key=_first_of_move)
-        fits, starts = self._fits(codes)
-        found: list[Move] = []
-        best = 0
-        for p in starts:
-            points = self.pts_row[p] + self.pts_col[p]
-            if not found or points > best:
-                best = points
-                found[:] = [(points, ((*unpack(p), fits[p][0]),))]
-        most = _largest(codes)
-        if most >= 2:
-            best = _walk(self.cells, codes, starts, DX, fits, self.pts_col, most, best, None, found)
-            _walk(self.cells, codes, starts, DY, fits, self.pts_row, most, best, None, found)
-        return found[0] if found else None
-
-    def _long(self, codes: list[int], most: int, best: int) -> int:
-        """The best of `best` and the placements of more than SPAN tiles in one line: the
-        engine generator's walk for this hand, filling only the intervals of that many
-        cells that could beat `best`."""
-        fits, starts = self._fits(codes)
-        least = SPAN + 1
-        best = _walk(self.cells, codes, starts, DX, fits, self.pts_col, most, best, least=least)
-        return _walk(self.cells, codes, starts, DY, fits, self.pts_row, most, best, least=least)
-
-    def _fits(self, codes: list[int]) -> tuple[dict[int, list[int]], list[int]]:
-        """Per anchor, the kinds of `codes` it takes; and the anchors that take some."""
-        have = 0
-        for t in codes:
-            have |= 1 << t
-        fits: dict[int, list[int]] = {}
-        starts: list[int] = []
-        none: list[int] = []
-        for p, mask in self.takes.items():
-            if mask & have:
-                fits[p] = [t for t in codes if mask >> t & 1]
-                starts.append(p)
-            else:
-                fits[p] = none
-        return fits, starts
+        return self.frontier.best_placement(hand)
 
 
-def _first(item: Interval) -> int:
-    return item[0]
+def _rank(interval: Interval) -> int:
+    """The order `best` tries intervals in (highest first): by points, and among equal
+    points the fewer tiles first, as a hand fills those more often (the answer is the
+    same in any order of equals; this order reaches it sooner)."""
+    return interval[0] * 8 - interval[1]
 
 
 _WAYS: dict[tuple[tuple[int, ...], int, int], tuple[tuple[int, ...], ...]] = {}
@@ -482,21 +395,21 @@ WAYS_MEMO = 1 << 16
 """The memo is emptied when it holds this many entries."""
 
 
-def _ways(masks: list[int], cm: int, sm: int, n: int) -> tuple[tuple[int, ...], ...]:
-    """The ways to fill cells that take `masks` in a line holding n tiles with these
-    colour and shape masks: by its colour or by its shape (both open for one tile or none)."""
-    if n >= 2:
-        return (tuple(masks),)
-    key = (tuple(masks), cm, sm)
+def _ways(
+    cell_kinds: list[int], colours: int, shapes: int, count: int
+) -> tuple[tuple[int, ...], ...]:
+    """The ways to fill cells that take `cell_kinds` in a line holding `count` tiles with
+    these colour and shape masks: by its colour or by its shape (both open for one tile or
+    none; with two or more the line's own masks already fix which)."""
+    if count >= 2:
+        return (tuple(cell_kinds),)
+    key = (tuple(cell_kinds), colours, shapes)
     out = _WAYS.get(key)
     if out is not None:
         return out
-    if n == 1:
-        colours = cm
-        shapes = sm
-    else:
+    if count == 0:  # the colours and shapes every cell has some kind of
         colours = shapes = 63
-        for m in masks:
+        for m in cell_kinds:
             shapes &= m | m >> 6 | m >> 12 | m >> 18 | m >> 24 | m >> 30
             colours &= (
                 (m & 63 != 0)
@@ -507,14 +420,14 @@ def _ways(masks: list[int], cm: int, sm: int, n: int) -> tuple[tuple[int, ...], 
                 | (m >> 30 & 63 != 0) << 5
             )
     ways = []
-    for c in range(6):
-        if colours >> c & 1:
-            way = tuple(m & COLOUR_KINDS[c] for m in masks)
+    for colour in range(6):
+        if colours >> colour & 1:
+            way = tuple(m & COLOUR_KINDS[colour] for m in cell_kinds)
             if all(way):
                 ways.append(way)
-    for s in range(6):
-        if shapes >> s & 1:
-            way = tuple(m & SHAPE_KINDS[s] for m in masks)
+    for shape in range(6):
+        if shapes >> shape & 1:
+            way = tuple(m & SHAPE_KINDS[shape] for m in cell_kinds)
             if all(way):
                 ways.append(way)
     out = tuple(ways)
@@ -524,126 +437,27 @@ def _ways(masks: list[int], cm: int, sm: int, n: int) -> tuple[tuple[int, ...], 
     return out
 
 
-def _scan(
-    cells: dict[int, int],
-    takes: dict[int, int],
-    d: int,
-    perp_points: dict[int, int],
-    first: int,
-    last: int,
-    hits: list[int] | None,
-    out: list[Interval],
-) -> None:
-    """The intervals along d (one line) whose first cell a runs from `first` to `last`:
-    the stretches a .. b of at most 6 cells with empty cells just outside, 2 to SPAN
-    empty cells, an anchor among them, tiles that form a valid line and cells that each
-    take some kind the line accepts. These are exactly the intervals the engine's
-    generator walks (rules/qwirkle/moves.py `line_slots`) that some hand could fill. With
-    `hits`, only the intervals whose cells or end cells include one of them."""
-    line_n = LINE_N
-    line = _row(first) if d == DX else _col(first)
-    for a in range(first, last + d, d):
-        if a - d in cells:
-            continue
-        cm = sm = n = k = perp = 0
-        anchored = False
-        empty: list[int] = []
-        b = a
-        for length in range(1, LINE_MAX + 1):
-            c = cells.get(b)
-            if c is None:
-                mask = takes.get(b)
-                if mask is None:
-                    mask = ALL_KINDS
-                elif not mask:
-                    break
-                else:
-                    anchored = True
-                k += 1
-                if k > SPAN:
-                    break
-                empty.append(mask)
-                perp += perp_points.get(b, 0)
-            else:
-                cm |= CBIT[c]
-                sm |= SBIT[c]
-                n += 1
-                if line_n[cm << 6 | sm] != n:
-                    break
-            if k >= 2 and anchored and b + d not in cells:
-                wanted = hits is None
-                if hits is not None:
-                    for g in hits:
-                        if a - d <= g <= b + d:
-                            wanted = True
-                            break
-                if wanted:
-                    fit = _accepts(cm, sm, n)
-                    masks = [m & fit for m in empty]
-                    if all(masks):
-                        ways = _ways(masks, cm, sm, n)
-                        if ways:
-                            out.append((line_points(length) + perp, k, ways, line, a - d, b + d))
-            b += d
+def _index(frontier: Frontier, starts: Iterable[int], step: int, out: list[Interval]) -> None:
+    """The intervals along `step` through an anchor of `starts`, onto `out`: the engine's
+    `line_slots` of 2 to SPAN tiles, every kind open, whose cells each take some kind the
+    line accepts in at least one way."""
+    kinds = frontier.kinds
+    cross_points = frontier.column_points if step == DX else frontier.row_points
+    for points, first, last, empty, colours, shapes, count in line_slots(
+        frontier.cells, starts, step, kinds, cross_points, SPAN
+    ):
+        line_accepts = accepted_kinds(colours, shapes, count)
+        cell_kinds = [kinds.get(q, ALL_KINDS) & line_accepts for q in empty]
+        if all(cell_kinds):
+            ways = _ways(cell_kinds, colours, shapes, count)
+            if ways:
+                line = _row(first) if step == DX else _col(first)
+                out.append((points, len(empty), ways, line, first - step, last + step))
 
 
 def best_points(board: Board, hand: Sequence[int]) -> int:
     """The points of the best placement of `hand` on `board` (0 if none)."""
     return Replies(board).best(hand)
-
-
-def _walk(
-    cells: dict[int, int],
-    codes: list[int],
-    anc: list[int],
-    d: int,
-    fit: dict[int, list[int]],
-    perp_points: dict[int, int],
-    most: int,
-    best: int,
-    out: list[Move] | None = None,
-    found: list[Move] | None = None,
-    least: int = 2,
-) -> int:
-    """The placements of `line_slots` along d for one hand: the best points (a stretch
-    that cannot beat the best so far is never filled), and in `found` a placement that
-    scores them if it beats `best`; or with `out`, every placement."""
-    for points, empty, cm, sm, n in line_slots(cells, codes, anc, d, fit, most, least):
-        for q in empty:
-            points += perp_points.get(q, 0)
-        if out is not None:
-            options = [fit.get(q, codes) for q in empty]
-            fill_line([unpack(q) for q in empty], options, cm, sm, n, points, out)
-        elif points > best:
-            chosen = _assign([fit.get(q, codes) for q in empty], cm, sm, n)
-            if chosen is not None:
-                best = points
-                if found is not None:
-                    tiles = tuple((*unpack(q), t) for q, t in zip(empty, chosen, strict=True))
-                    found[:] = [(points, tiles)]
-    return best
-
-
-def _assign(options: list[list[int]], cm: int, sm: int, n: int) -> list[int] | None:
-    """Distinct tiles from `options` (one list per empty cell) that complete the line, if
-    there are any."""
-    line_n = LINE_N
-    k = len(options)
-    chosen = [0] * k
-
-    def rec(i: int, cm: int, sm: int, n: int) -> bool:
-        n += 1
-        for t in options[i]:
-            c2 = cm | CBIT[t]
-            s2 = sm | SBIT[t]
-            if line_n[c2 << 6 | s2] != n:
-                continue
-            chosen[i] = t
-            if i == k - 1 or rec(i + 1, c2, s2, n):
-                return True
-        return False
-
-    return chosen if rec(0, cm, sm, n) else None
 
 
 def remaining(hand: Sequence[int], tiles: Sequence[tuple[int, int, int]]) -> list[int]:
@@ -766,7 +580,7 @@ class _Search:
         """This seat: the best of its shortlisted placements, `depth` of its own moves deep
         (at the last, its best points, with the 6 and the end of going out)."""
         size = len(mine)
-        if depth <= 1 and (size == 1 or len(set(mine)) < size or _largest(mine) < size):
+        if depth <= 1 and (size == 1 or len(set(mine)) < size or largest_set(mine) < size):
             move = self.best(board, mine)  # its best move, and a single tile goes out
             if move is not None:
                 if size == 1:

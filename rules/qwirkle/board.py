@@ -154,13 +154,14 @@ class Board:
 
 
 def largest_set(hand: Iterable[int]) -> int:
-    """Size of the biggest set of a hand that could form one line (the start rule)."""
-    colours: dict[int, int] = {}
-    shapes: dict[int, int] = {}
-    for t in set(hand):
-        colours[t // 6] = colours.get(t // 6, 0) + 1
-        shapes[t % 6] = shapes.get(t % 6, 0) + 1
-    return max([0, *colours.values(), *shapes.values()])
+    """Size of the biggest set of a hand that could form one line (the start rule): its
+    distinct kinds of one colour, or of one shape, whichever are more (0 for no tiles)."""
+    colours = [0] * 6
+    shapes = [0] * 6
+    for code in set(hand):
+        colours[code // 6] += 1
+        shapes[code % 6] += 1
+    return max(max(colours), max(shapes))
 
 
 def line_points(n: int) -> int:

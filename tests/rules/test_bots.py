@@ -259,9 +259,10 @@ def test_yamb_strong_plays_a_whole_game() -> None:
 
 def test_qwirkle_best_points_equals_the_engine_best_placement() -> None:
     """Random hands on the boards of three greedy games, and on those boards after a random
-    placement: the bot's board facts (built whole, or derived by `after`) give exactly
-    the points of the engine's best placement, the engine's placements, and a legal best
-    placement."""
+    placement: the bot's board facts (built whole, or derived by `after`, with or without
+    its index) give exactly the points of the engine's best placement, the engine's
+    placements (in the engine's order when built whole: both walk the same `Frontier`),
+    and the engine's best placement."""
     game = get_game("qwirkle")
     rng = Random(11)
     checked = 0
@@ -278,9 +279,9 @@ def test_qwirkle_best_points_equals_the_engine_best_placement() -> None:
                 engine = best_placement(state.board, hand)
                 expected = 0 if engine is None else engine[0]
                 assert replies.best(hand) == expected == best_points(state.board, hand)
-                assert sorted(replies.moves(hand)) == sorted(placements(state.board, hand))
+                assert replies.moves(hand) == placements(state.board, hand)
                 move = replies.best_move(hand)
-                assert (0 if move is None else move[0]) == expected
+                assert move == engine
                 if move is not None:
                     assert score_placement(state.board, move[1]) == expected
                 checked += 1
@@ -288,14 +289,29 @@ def test_qwirkle_best_points_equals_the_engine_best_placement() -> None:
             if moves and state.board.cells:
                 _, tiles = rng.choice(moves)
                 derived = replies.after(tiles)
+                lean = Replies(state.board, lines=False).after(tiles, lines=False)
                 after = state.board.copy()
                 after.put(tiles)
                 whole = Replies(after)
                 assert sorted(derived.intervals) == sorted(whole.intervals)
+                assert derived.singles == whole.singles
                 for _ in range(3):
                     hand = rng.sample(pool, min(len(pool), rng.randint(1, 6)))
                     engine = best_placement(after, hand)
-                    assert derived.best(hand) == (0 if engine is None else engine[0])
+                    expected = 0 if engine is None else engine[0]
+                    assert derived.best(hand) == expected
+                    generated = sorted(placements(after, hand))
+                    for facts in (derived, lean):
+                        assert sorted(facts.moves(hand)) == generated
+                        move = facts.best_move(hand)
+                        assert (0 if move is None else move[0]) == expected
+                # Once more: a derived board derives again.
+                further = placements(after, rng.sample(pool, min(len(pool), 6)))
+                if further:
+                    _, more = rng.choice(further)
+                    again = after.copy()
+                    again.put(more)
+                    assert sorted(derived.after(more).intervals) == sorted(Replies(again).intervals)
             return bots[seat].decide(state.view(seat), state.legal_actions(seat))
 
         play_out(state, check_then_decide)

@@ -690,6 +690,32 @@ def test_generator_matches_brute_force_for_long_placements_on_small_boards() -> 
     assert (12, qwirkle) in placements(*cases[1])
 
 
+def test_best_placement_is_the_first_highest_scoring_of_placements() -> None:
+    """`best_placement` prunes by the best so far instead of generating every placement:
+    it still returns exactly the first highest-scoring placement `placements` lists (long
+    lines included: half the hands are of one colour or one shape)."""
+    rng = Random(17)
+    checked = 0
+    for board in [Board(), *(state.board for state in midgame_states(8))]:
+        for _ in range(12):
+            hand = [rng.randrange(36) for _ in range(rng.randint(0, 6))]
+            if rng.random() < 0.5:
+                one = rng.randrange(6)
+                others = rng.sample(range(6), rng.randint(2, 6))
+                if rng.random() < 0.5:
+                    hand = [one * 6 + shape for shape in others]  # one colour
+                else:
+                    hand = [colour * 6 + one for colour in others]  # one shape
+            moves = placements(board, hand)
+            expected = None
+            for move in moves:
+                if expected is None or move[0] > expected[0]:
+                    expected = move
+            assert best_placement(board, hand) == expected
+            checked += bool(moves)
+    assert checked > 50
+
+
 def test_every_generated_placement_applies_with_the_promised_points() -> None:
     rng = Random(5)
     for state in midgame_states(8, seats=3):

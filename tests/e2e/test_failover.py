@@ -30,6 +30,7 @@ from tests.support.redis import (
 )
 from tests.support.servers import ServerProcess, free_port, running_server
 from tests.support.servers import dicehall_bot as bot
+from tests.support.wait import eventually
 
 LEASE_S = 2.0
 """The default lease (`--lease-ms` 2000)."""
@@ -101,43 +102,69 @@ async def test_kill_9_of_the_owner_mid_game(redis_server: RedisServer, db: int) 
             assert status == 200 and json.loads(body)["seed"] == overs[0].seed
 
 
+class HeldSeat(Player):
+    """A seat that acts only while `go` is set: the game cannot end while it is clear."""
+
+    def __init__(self, urls: list[str], name: str, game: str) -> None:
+        super().__init__(urls, name, game)
+        self.go = asyncio.Event()
+        self.go.set()
+
+    async def _play(self, window: int) -> None:
+        await self.go.wait()
+        await super()._play(window)
+
+
 async def test_sigterm_hands_the_rooms_over_and_players_only_pause(
     redis_server: RedisServer, db: int
 ) -> None:
-    """`dicehall bot` plays a room created through A; A is told to stop mid-game. Its
-    clients get 1001 and resume on B, B owns the room once A released it, the game ends
-    and the bot command reports no error at all (exit status 0, dice verified)."""
+    """`dicehall bot` takes two seats of a room created through A; A is told to stop
+    mid-game. Its clients get 1001 and resume on B, B owns the room once A released it, the
+    game ends and the bot command reports no error at all (exit status 0, dice verified).
+
+    The test's own seat holds the game while A's spectator comes back: a spectator that
+    reconnects after the game ended gets a snapshot of the end, not its `game_over`."""
     r = redis_server.client(db)
-    with (
-        two_servers(redis_server.url_db(db)) as (a, b),
-        bot(
-            *("--url", a.ws, "--url", b.ws, "--game", "qwixx", "--seats", "3"),
-            *("--turn-window", "10"),
-        ) as proc,
-    ):
-        deadline = time.monotonic() + 30
-        while not (rooms := r.hkeys("dh:lobby")):
-            assert time.monotonic() < deadline and proc.poll() is None, "no room appeared"
-            await asyncio.sleep(0.02)  # polling Redis: the bot process tells nothing
-        room = rooms[0].decode()
-        owner = lease_owner(r, room)
-        async with closing([]) as watchers:
-            watchers.append(await watch([b.ws], room, "qwixx"))
+    with two_servers(redis_server.url_db(db)) as (a, b):
+        async with closing([]) as clients:
+            host = HeldSeat([a.ws, b.ws], "host", "qwixx")
+            clients.append(host)
+            await host.connect()
+            info = await host.client.create(
+                "qwixx", 3, turn_window=30, public=False, autostart=True
+            )
+            room = info.room
+            owner = lease_owner(r, room)
+            assert owner is not None
+            await host.join(room, 0)
+            watchers = [await watch([b.ws], room, "qwixx")]
+            clients.append(watchers[0])
             watchers.append(await watch([a.ws, b.ws], room, "qwixx"))
-            await watchers[0].until_seq(committed_seq(r, room) + 10)
-            assert b"playing" in r.hget("dh:lobby", room)
+            clients.append(watchers[1])
+            with bot("--url", a.ws, "--url", b.ws, "--game", "qwixx", "--room", room) as proc:
+                await watchers[0].until_seq(committed_seq(r, room) + 10, timeout=60)
+                assert b"playing" in r.hget("dh:lobby", room)
 
-            assert await asyncio.to_thread(a.terminate) == 0
-            out, err = await asyncio.to_thread(proc.communicate, timeout=60)
-            assert proc.returncode == 0, err
-            [line] = [json.loads(text) for text in out.splitlines()]
-            assert line["room"] == room and line["seed_verified"] is True
+                host.go.clear()
+                assert await asyncio.to_thread(a.terminate) == 0
+                await eventually(
+                    lambda: watchers[1].client.reconnects == 1 and watchers[1].client.connected,
+                    "A's spectator watching again on B",
+                )
+                host.go.set()
+                out, err = await asyncio.to_thread(proc.communicate, timeout=60)
+                assert proc.returncode == 0, err
+                [line] = [json.loads(text) for text in out.splitlines()]
+                assert line["room"] == room and line["seed_verified"] is True
 
-            await asyncio.gather(*(w.finish() for w in watchers))
+            await asyncio.gather(*(p.finish() for p in [host, *watchers]))
             assert lease_owner(r, room) not in (None, owner)
             log = committed_log(r, room)
+            check_stream(host, log)
             check_stream(watchers[0], log)
             check_stream(watchers[1], log, spectator=True)
+            assert host.client.reconnects == 1 and host.client.url == b.ws
+            assert [x.mode for x in host.client.resumes] == ["events"]
             assert watchers[0].client.reconnects == 0
             goodbye = watchers[1].client.goodbye
             assert goodbye is not None and goodbye.code == 1001

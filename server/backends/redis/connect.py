@@ -82,7 +82,9 @@ async def connect(
     link = StandaloneLink(target, on_message, on_down, on_up, reply_timeout=reply_timeout)
     if not target.sentinel:
         pool = BlockingConnectionPool.from_url(target.url, **pooling)
-        return aioredis.Redis(connection_pool=pool), link
+        # (from_pool: the client owns the pool, so its aclose() closes the connections;
+        # `Redis(connection_pool=pool)` would leave them open)
+        return aioredis.Redis.from_pool(pool), link
     sentinel_auth = {"username": target.sentinel_username, "password": target.sentinel_password}
     sentinel = Sentinel(  # type: ignore[no-untyped-call]
         target.sentinels, sentinel_kwargs={**timeouts, **sentinel_auth}

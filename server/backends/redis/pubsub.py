@@ -107,8 +107,8 @@ class RespSubscriber(RespConnection):
             return
         super()._reply(reply)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
+    def _lose(self, exc: Exception | None) -> None:
+        super()._lose(exc)
         acks, self._acks = self._acks, {}
         for queue in acks.values():
             for ack in queue:

@@ -111,6 +111,8 @@ class RespConnection(asyncio.Protocol):
         silence: with a reply awaited, a connection silent since longer is given up."""
         self._watchdog: asyncio.TimerHandle | None = None
         self._transport: asyncio.Transport | None = None
+        self._gone: asyncio.Future[None] | None = None
+        """Done once the transport's connection is lost (its socket closed)."""
         self._ready = False
         """Connected and set up (AUTH, SELECT): before that only `_open` may send."""
         self._reader = self._new_reader()
@@ -267,11 +269,12 @@ class RespConnection(asyncio.Protocol):
 
     def _abandon(self, transport: asyncio.Transport, why: str) -> None:
         """Fail what is in flight now, and drop the connection without a goodbye."""
-        self.connection_lost(ConnectionError(why))
+        self._lose(ConnectionError(why))
         transport.abort()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # (uvloop's is no subclass)
+        self._gone = self._loop.create_future()
         self._reader = self._new_reader()
         self._skips = False  # until asked
         sock = transport.get_extra_info("socket")
@@ -321,7 +324,14 @@ class RespConnection(asyncio.Protocol):
         return True
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """(Twice for an abandoned connection: by `_abandon`, then by the transport.)"""
+        self._lose(exc)
+        gone, self._gone = self._gone, None
+        if gone is not None and not gone.done():
+            gone.set_result(None)
+
+    def _lose(self, exc: Exception | None) -> None:
+        """Fail what is in flight. (Twice for an abandoned connection: by `_abandon`, then
+        when the transport tells `connection_lost`.)"""
         self._transport = None
         self._ready = False
         self._out.clear()
@@ -335,6 +345,18 @@ class RespConnection(asyncio.Protocol):
                 fut.exception()  # the caller may have gone (cancelled): never "not retrieved"
 
     async def close(self) -> None:
+        """Close the connection; returns once it is closed, socket and all (a TLS goodbye
+        that Redis does not answer within `reply_timeout` is cut short)."""
         self._closed = True
-        if self._transport is not None:
-            self._transport.close()
+        transport, gone = self._transport, self._gone
+        if transport is not None:
+            transport.close()
+        if gone is None:
+            return
+        try:
+            async with asyncio.timeout(self._reply_timeout):
+                await asyncio.shield(gone)
+        except TimeoutError:
+            if transport is not None:
+                transport.abort()
+            await gone

@@ -173,8 +173,10 @@ async def test_callers_waiting_for_a_connection_are_told_when_its_opener_is_canc
     cancelled (its client left) while Redis is slow to answer, the others fail at once
     instead of waiting for ever."""
     heard = asyncio.Event()
+    served: list[asyncio.StreamWriter] = []
 
-    async def answer_nothing(reader: asyncio.StreamReader, _: asyncio.StreamWriter) -> None:
+    async def answer_nothing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.append(writer)
         await reader.readline()  # the opener's first command arrived: it awaits the reply
         heard.set()
         await reader.read()  # and never gets one, until it hangs up
@@ -193,7 +195,11 @@ async def test_callers_waiting_for_a_connection_are_told_when_its_opener_is_canc
         assert opener.cancelled()
     finally:
         await conn.close()
-        silent.close()
+        silent.close()  # (stops listening; what it accepted stays open until closed here)
+        for writer in served:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
 
 
 async def test_a_subscriber_hears_what_is_published_after_subscribing_and_comes_back(

@@ -45,20 +45,28 @@ class StreamClient:
         receive buffer (no autotuning), so that a client that stops reading backs the
         server up after a few kilobytes instead of megabytes of kernel buffers."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        sock.connect(("127.0.0.1", port))
-        reader, writer = await asyncio.open_connection(sock=sock)
-        writer.write(
-            b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n\r\n"
-        )
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-        assert head.startswith(b"HTTP/1.1 101"), head
+        try:
+            if rcvbuf is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            sock.connect(("127.0.0.1", port))
+            reader, writer = await asyncio.open_connection(sock=sock)
+        except BaseException:
+            sock.close()
+            raise
         client = cls(reader, writer)
-        opcode, welcome = await client.frame()
-        assert opcode == 1 and json.loads(welcome)["type"] == "welcome"
+        try:
+            writer.write(
+                b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n\r\n"
+            )
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            assert head.startswith(b"HTTP/1.1 101"), head
+            opcode, welcome = await client.frame()
+            assert opcode == 1 and json.loads(welcome)["type"] == "welcome"
+        except BaseException:
+            writer.transport.abort()  # (a failed test leaves no socket for a later one)
+            raise
         return client
 
     @staticmethod

@@ -31,6 +31,9 @@ class FaultyProxy:
         self.cuts = 0
         self._loop = asyncio.new_event_loop()
         self._writers: set[asyncio.StreamWriter] = set()
+        """The open connections' two sides (what `cut()` drops)."""
+        self._opened: list[asyncio.StreamWriter] = []
+        """Every side ever opened: closed, all of them, before the loop is."""
         self._flowing = asyncio.Event()
         """Set while bytes flow; clear while the path is a black hole."""
         self._ready = threading.Event()
@@ -75,14 +78,36 @@ class FaultyProxy:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._flowing.set()
-        server = self._loop.run_until_complete(
-            asyncio.start_server(self._handle, "127.0.0.1", self.port)
-        )
-        self._ready.set()
         try:
-            self._loop.run_forever()
+            server = self._loop.run_until_complete(
+                asyncio.start_server(self._handle, "127.0.0.1", self.port)
+            )
+            self._ready.set()
+            try:
+                self._loop.run_forever()
+            finally:
+                self._loop.run_until_complete(self._shut(server))
         finally:
-            server.close()
+            asyncio.set_event_loop(None)
+            self._loop.close()
+
+    async def _shut(self, server: asyncio.Server) -> None:
+        """Stop listening, drop every connection and end every piping task, so that the
+        loop closes with nothing left open."""
+        server.close()
+        for w in self._opened:
+            w.transport.abort()
+        self._flowing.set()  # (a pipe holding bytes goes on, to find its connection gone)
+        tasks = asyncio.all_tasks() - {asyncio.current_task()}
+        if tasks:
+            # Each ends by itself now. (Not cancelled: asyncio 3.11 logs a cancelled
+            # connection handler as an error.)
+            _, stuck = await asyncio.wait(tasks, timeout=10)
+            for task in stuck:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(w.wait_closed() for w in self._opened), return_exceptions=True)
+        await server.wait_closed()
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Copy bytes while the path is open; hold them (read, not passed on) while it is a
@@ -95,8 +120,17 @@ class FaultyProxy:
         writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
-        self._writers |= {writer, up_writer}
+        self._writers.add(writer)
+        self._opened.append(writer)
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:  # the target is down: the client learns it as a closed connection
+            writer.transport.abort()
+            self._writers.discard(writer)
+            return
+        self._writers.add(up_writer)
+        self._opened.append(up_writer)
+        # (each pipe closes the other side when it ends; `_shut` aborts what is still open)
         await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
         self._writers -= {writer, up_writer}
 

@@ -18,7 +18,8 @@ class TokenBucket:
 
     The bucket may run into debt down to -`burst`: messages in debt are refused, and the
     debt only shrinks while the client slows down, so a client that ignores the refusals
-    soon reaches the floor and is closed, while one that backs off recovers.
+    soon passes the floor and is closed (its debt stops at -`burst` - 1), while one that
+    backs off recovers.
     """
 
     __slots__ = ("_burst", "_last", "_rate", "_tokens")
@@ -38,7 +39,9 @@ class TokenBucket:
     def take(self, now: float) -> Admission:
         elapsed = max(0.0, now - self._last)
         self._last = max(now, self._last)
-        self._tokens = min(float(self._burst), self._tokens + elapsed * self._rate) - 1.0
+        tokens = min(float(self._burst), self._tokens + elapsed * self._rate) - 1.0
+        # (a flood past the floor stays at it: what a closed client owes grows no further)
+        self._tokens = max(tokens, -self._burst - 1.0)
         if self._tokens >= 0:
             return Admission.ALLOW
         if self._tokens >= -self._burst:

@@ -46,14 +46,16 @@ async def stall(server: ServerProcess, slow: RawClient, rooms: int = 12) -> None
     """
     before = dropped(server)
     host = await RawClient.open(server.ws)
-    busy = [await new_room(host, "yamb", 4, public=False) for _ in range(rooms)]
-    for room in busy:
-        await slow.call("spectate", room=room)
-    for room in busy:
-        await host.call("add_bots", room=room)
-        await host.call("start", room=room)
-    deadline = time.monotonic() + 60
-    while dropped(server) < before + 1:
-        assert time.monotonic() < deadline, "the slow client was never cut off"
-        await asyncio.sleep(0.1)  # polling /metrics: there is no event to await
-    await host.close()
+    try:
+        busy = [await new_room(host, "yamb", 4, public=False) for _ in range(rooms)]
+        for room in busy:
+            await slow.call("spectate", room=room)
+        for room in busy:
+            await host.call("add_bots", room=room)
+            await host.call("start", room=room)
+        deadline = time.monotonic() + 60
+        while dropped(server) < before + 1:
+            assert time.monotonic() < deadline, "the slow client was never cut off"
+            await asyncio.sleep(0.1)  # polling /metrics: there is no event to await
+    finally:
+        await host.close()

@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OLDEST := .venv-oldest
 
-.PHONY: test test-oldest lock browsers redis nginx js screenshots lint typecheck unit bench demo serve clean
+.PHONY: test test-oldest lock browsers redis nginx js coverage-floors screenshots lint typecheck unit bench demo serve clean
 
 # $(1): the venv, $(2): the lock file. The project itself goes in editable, without
 # dependencies and without build isolation (setuptools is in the lock too).
@@ -47,18 +47,18 @@ redis:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			redis-server redis-sentinel openssl; }
 
-# The JavaScript client (clients/js): its checks and its Node example bot, which the tests
-# run against a real server, need Node.js and npm (Debian's packages when missing) and the
-# packages of its lock file.
-JS := clients/js
-js: $(JS)/node_modules/.installed
+# The JavaScript tools (package.json at the top, with the JS client's package clients/js as
+# its workspace): the linters of every JavaScript file, the client's type checks and its
+# Node example bot, which the tests run against a real server. They need Node.js and npm
+# (Debian's packages when missing) and the packages of the lock file package-lock.json.
+js: node_modules/.installed
 
-$(JS)/node_modules/.installed: $(JS)/package.json $(JS)/package-lock.json
+node_modules/.installed: package.json package-lock.json clients/js/package.json
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
-	cd $(JS) && npm ci --no-audit --no-fund --loglevel=error
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # tests/e2e/test_nginx.py runs deploy/nginx.conf under Debian's nginx.
@@ -68,15 +68,26 @@ nginx:
 		$$SUDO apt-get update -qq && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; }
 
-lint: $(STAMP)
+lint: $(STAMP) js
 	$(BIN)/ruff check rules protocol server clients tests bench
 	$(BIN)/ruff format --check rules protocol server clients tests bench
+	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check --log-level warn .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy rules protocol server clients bench
 
+# The suite under coverage.py (branch coverage, subprocesses included), then each
+# package against its floor in pyproject.toml (docs/contributing.md, "Coverage").
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest -q
+	$(BIN)/coverage combine -q
+	$(BIN)/python .ci/coverage_floors.py
+
+# Raise the coverage floors to what the last `make test` measured (never lowers one).
+coverage-floors: $(STAMP)
+	$(BIN)/python .ci/coverage_floors.py --raise
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.rules_speed

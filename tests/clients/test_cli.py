@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli import dicehall
 from tests.support.sheets import QWINTO_28, QWIXX_26
-
-
-def dicehall(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clients.cli", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=120,
-        check=False,
-    )
 
 
 def write(tmp_path: Path, name: str, data: Any) -> str:

@@ -5,25 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli import dicehall
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS_MD = ROOT / "docs" / "records.md"
-
-
-def dicehall(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clients.cli", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
 
 
 def json_section() -> str:

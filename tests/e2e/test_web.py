@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
-
-import pytest
 
 from clients.client import Client
 from rules.records import replay
@@ -24,29 +22,9 @@ from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
 
 from .helpers import metrics
-from .webpage import Browser, Page, Player, launch
+from .webpage import Browser, Page, Player, new_player
 
 T = TypeVar("T")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
-@pytest.fixture
-def players(browser: Browser, server: ServerProcess) -> Iterator[list[Player]]:
-    """A factory's list: every Player made in a test is closed (and checked) after it."""
-    made: list[Player] = []
-    yield made
-    for player in made:
-        player.close()
-
-
-def new_player(players: list[Player], browser: Browser, server: ServerProcess, name: str) -> Player:
-    player = Player(browser, server, name)
-    players.append(player)
-    return player
 
 
 def record_scores(server: ServerProcess, room: str) -> dict[str, int]:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.servers import ServerProcess, running_server
 
-from .webpage import LAPTOP, Browser, Player, launch, save_shot
+from .webpage import LAPTOP, Browser, Player, new_player, save_shot
 
 GAMES = ["qwinto", "qwixx", "qwirkle", "yamb"]
 PHONES = [
@@ -42,25 +42,6 @@ SIDEWAYS = """() => ({
 def server() -> Iterator[ServerProcess]:
     with running_server() as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
-@pytest.fixture
-def players(browser: Browser, server: ServerProcess) -> Iterator[list[Player]]:
-    made: list[Player] = []
-    yield made
-    for player in made:
-        player.close()
-
-
-def new_player(players: list[Player], browser: Browser, server: ServerProcess, name: str) -> Player:
-    player = Player(browser, server, name, viewport=LAPTOP)
-    players.append(player)
-    return player
 
 
 def overflows(player: Player, what: str) -> list[str]:
@@ -92,8 +73,8 @@ def bots_game(player: Player, game: str) -> str:
 def test_no_page_scrolls_sideways_on_a_phone_or_a_laptop(
     players: list[Player], browser: Browser, server: ServerProcess
 ) -> None:
-    seated = new_player(players, browser, server, "Ada")
-    watcher = new_player(players, browser, server, "Bo")
+    seated = new_player(players, browser, server, "Ada", LAPTOP)
+    watcher = new_player(players, browser, server, "Bo", LAPTOP)
     found = overflows(seated, "the lobby")
     for game in GAMES:
         seated.page.goto(server.http + "/")
@@ -148,7 +129,7 @@ def hit(player: Player, selector: str) -> None:
 def test_qwirkle_board_prompt_and_hand_work_together_on_a_laptop(
     players: list[Player], browser: Browser, server: ServerProcess
 ) -> None:
-    cy = new_player(players, browser, server, "Cy")
+    cy = new_player(players, browser, server, "Cy", LAPTOP)
     cy.create("qwirkle", seats=2, bots=1, turn_window=600)
     assert cy.wait_move(-1)
     page = cy.page
@@ -197,7 +178,7 @@ CENTRED = """() => {
 def test_a_spectator_sees_the_qwirkle_board_centred_on_its_tiles(
     players: list[Player], browser: Browser, server: ServerProcess
 ) -> None:
-    di = new_player(players, browser, server, "Di")
+    di = new_player(players, browser, server, "Di", LAPTOP)
     bots_game(di, "qwirkle")  # watched from the start to the end: many tiles on the board
     page = di.page
     assert page.locator(".board .cell.laid").count() >= 12

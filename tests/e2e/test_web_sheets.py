@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.servers import ServerProcess, running_server
 
-from .webpage import Browser, Player, launch
+from .webpage import Browser, Player, new_player
 
 NUMBERS = {
     "red": list(range(2, 13)),
@@ -30,25 +30,6 @@ NUMBERS = {
 def server() -> Iterator[ServerProcess]:
     with running_server() as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    yield from launch()
-
-
-@pytest.fixture
-def players(browser: Browser, server: ServerProcess) -> Iterator[list[Player]]:
-    made: list[Player] = []
-    yield made
-    for player in made:
-        player.close()
-
-
-def new_player(players: list[Player], browser: Browser, server: ServerProcess, name: str) -> Player:
-    player = Player(browser, server, name)
-    players.append(player)
-    return player
 
 
 def test_qwixx_lock_is_a_padlock_and_skipped_boxes_are_closed(

@@ -151,3 +151,16 @@ class Player:
 
     def shot(self, name: str, full_page: bool = True) -> None:
         save_shot(self.page.screenshot(full_page=full_page), name)
+
+
+def new_player(
+    players: list[Player],
+    browser: Browser,
+    server: ServerProcess,
+    name: str,
+    viewport: dict[str, int] | None = None,
+) -> Player:
+    """A new tab as `name`, closed after the test with the `players` fixture's others."""
+    player = Player(browser, server, name, viewport=viewport)
+    players.append(player)
+    return player

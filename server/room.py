@@ -104,7 +104,7 @@ class RoomCore:
             autostart=self.autostart,
             host_key=self.host_key,
             host=self.host,
-            seats=[Seat(s.kind, s.name, s.nonce, s.bot, s.connected, s.left) for s in self.seats],
+            seats=[s.copy() for s in self.seats],
             spectators=self.spectators,
             status=self.status,
             seed=self.seed.hex(),
@@ -147,9 +147,7 @@ class RoomCore:
             autostart=saved.autostart,
             host_key=saved.host_key,
         )
-        core.seats = [
-            Seat(s.kind, s.name, s.nonce, s.bot, s.connected, s.left) for s in saved.seats
-        ]
+        core.seats = [s.copy() for s in saved.seats]
         core.spectators = saved.spectators
         if not presence:
             core.forget_presence()

@@ -81,6 +81,11 @@ class Pacer {
   }
 }
 
+/** A text frame's message (`ws` on Node hands text frames over as Buffers). */
+function parse(data) {
+  return JSON.parse(typeof data === 'string' ? data : String(data));
+}
+
 /** The WebSocket URL of the page's own server (`/ws` on the same host), in a browser. */
 export function pageUrl() {
   const scheme = globalThis.location.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -220,7 +225,7 @@ export class Connection extends EventTarget {
   receive(data) {
     let msg;
     try {
-      msg = JSON.parse(typeof data === 'string' ? data : String(data));
+      msg = parse(data);
     } catch {
       return;
     }
@@ -371,7 +376,7 @@ export function peek(room, options = {}) {
       else resolve(snapshot);
     };
     ws.onmessage = (e) => {
-      const msg = JSON.parse(typeof e.data === 'string' ? e.data : String(e.data));
+      const msg = parse(e.data);
       if (msg.type === 'welcome') {
         send('hello', { client: options.client ?? CLIENT });
         send('spectate', { room });

@@ -65,7 +65,7 @@ from statistics import median_high
 from typing import Any
 
 from clients.client import Client
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import GameOver, Snapshot, Window, WindowClosed
 from rules.bots import get_bot
 
@@ -287,7 +287,7 @@ class Seat:
                     action = self.policy.decide(legal.view, legal.actions)
                     probe.sent(room, window, time.monotonic())
                     await self.client.act(room, action, window)
-                except (E.GameOverError, E.WindowClosedError, E.NotYourTurnError):
+                except (errors.GameOverError, errors.WindowClosedError, errors.NotYourTurnError):
                     break
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.common import Actor, RoomInfo
 from protocol.messages.server import GameOver, RoomUpdate, Snapshot, Window
 from protocol.subprotocols import Encoding
@@ -156,11 +156,11 @@ class SeatBot:
                 return  # already closed: a message still queued says so
             try:
                 legal = await self.client.legal(room)
-            except (E.GameOverError, E.NotStartedError):
+            except (errors.GameOverError, errors.NotStartedError):
                 return
             except ConnectionLost:
                 continue  # asked again once the client is back
-            except E.UnavailableError:  # the room is moving between servers (Redis)
+            except errors.UnavailableError:  # the room is moving between servers (Redis)
                 await asyncio.sleep(RETRY_UNAVAILABLE)
                 continue
             if legal.window != window or not legal.actions:
@@ -169,13 +169,13 @@ class SeatBot:
             action = self.policy.decide(legal.view, legal.actions)
             try:
                 acted = await self.client.act(room, action, window)
-            except (E.WindowClosedError, E.NotYourTurnError) as exc:
+            except (errors.WindowClosedError, errors.NotYourTurnError) as exc:
                 self.late += 1
                 log.warning("seat %s of %s answered late: %s", self.seat, room, exc)
                 return
-            except E.GameOverError:
+            except errors.GameOverError:
                 return
-            except (ConnectionLost, E.UnavailableError):
+            except (ConnectionLost, errors.UnavailableError):
                 continue  # applied or not, `legal` now tells
             self.actions += 1
             if not acted.owes:
@@ -277,7 +277,7 @@ async def play_game(cfg: BotConfig) -> GameReport:
             info_now = bots[-1].client.info(room)  # the last join's snapshot saw every join
             if info_now is not None and info_now.status == "open" and not _open_seats(info_now):
                 # (a room someone else hosts: its host starts it, or it starts by itself)
-                with contextlib.suppress(E.AlreadyStartedError, E.ForbiddenError):
+                with contextlib.suppress(errors.AlreadyStartedError, errors.ForbiddenError):
                     commitment = await host.start(room)
         overs = await asyncio.gather(*runs)
         seconds = round(time.monotonic() - began, 3)
@@ -319,7 +319,7 @@ def _names(info: RoomInfo | None, seats: int) -> list[str]:
 
 
 def describe_error(exc: BaseException) -> str:
-    if isinstance(exc, E.ProtocolError) and exc.code:
+    if isinstance(exc, errors.ProtocolError) and exc.code:
         return f"{exc.name} ({exc.code}): {exc}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
@@ -338,7 +338,7 @@ async def run_bots(
     for _ in range(cfg.games):
         try:
             report = await play_game(cfg)
-        except (E.ProtocolError, ClientError, BotError, RulesError, TimeoutError) as exc:
+        except (errors.ProtocolError, ClientError, BotError, RulesError, TimeoutError) as exc:
             warn(f"dicehall bot: {describe_error(exc)}")
             return 1
         emit(report.to_json())

@@ -38,12 +38,12 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.typing import Subprotocol
 
-from protocol import errors as E
+from protocol import errors
 from protocol.client_connection import ClientConnection, Gap, Response
 from protocol.close import CloseCode
 from protocol.limits import MAX_TOKENS, Limits, ReaderLimits
-from protocol.messages import client as C
-from protocol.messages import results as R
+from protocol.messages import client as requests
+from protocol.messages import results
 from protocol.messages.common import Action, GameInfo, RoomInfo
 from protocol.messages.server import (
     ErrorMessage,
@@ -81,7 +81,7 @@ _RATE_LIMIT_RETRIES = 3
 _PROTOCOL_ERROR_CLOSE = 1002
 """RFC 6455: the client closes with this when the server broke the protocol."""
 
-ResultT = TypeVar("ResultT", bound=R.Result)
+ResultT = TypeVar("ResultT", bound=results.Result)
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ class Client:
         self.open_timeout = open_timeout
         self.request_timeout = request_timeout
         self.limits = limits or ReaderLimits()
-        self.hello: R.HelloResult | None = None
+        self.hello: results.HelloResult | None = None
         """The reply to the latest `hello`."""
         self.goodbye: Goodbye | None = None
         """The latest `goodbye` the server sent."""
@@ -330,20 +330,20 @@ class Client:
         """Connect to the first URL that answers and say `hello`; raises `ConnectError`."""
         if self._task is not None or self._finished:
             raise ClientError("connect() may be called once")
-        errors: list[str] = []
+        failures: list[str] = []
         for i, url in enumerate(self.urls):
             try:
                 link = await self._open(url)
                 await self._attach(link)
-            except (ClientError, E.ProtocolError) as exc:
-                errors.append(f"{url}: {_describe(exc)}")
+            except (ClientError, errors.ProtocolError) as exc:
+                failures.append(f"{url}: {_describe(exc)}")
                 continue
             self._url_index = i
             self._task = asyncio.get_running_loop().create_task(
                 self._supervise(link), name="dicehall-client"
             )
             return self
-        error = ConnectError("could not connect: " + "; ".join(errors))
+        error = ConnectError("could not connect: " + "; ".join(failures))
         self._finish(error)
         raise error
 
@@ -445,8 +445,8 @@ class Client:
     # --- requests ---------------------------------------------------------------------------
 
     async def request(
-        self, message: C.Request, *, timeout: float | EllipsisType | None = ...
-    ) -> R.Result:
+        self, message: requests.Request, *, timeout: float | EllipsisType | None = ...
+    ) -> results.Result:
         """Send `message` (its `id` is replaced) and return the typed result of its reply.
 
         Raises the catalogue's `ProtocolError` subclass for an error reply, `ConnectionLost`
@@ -462,24 +462,26 @@ class Client:
                 return await self._call(link, message, wait)
             except _Unsent:
                 continue  # the reader has not noticed the drop yet; wait for the next link
-            except E.RateLimitedError:
+            except errors.RateLimitedError:
                 link.pacer.refused()
                 self.rate_limited += 1
                 if attempt == _RATE_LIMIT_RETRIES:
                     raise
                 attempt += 1
 
-    async def _typed(self, message: C.Request, kind: type[ResultT]) -> ResultT:
+    async def _typed(self, message: requests.Request, kind: type[ResultT]) -> ResultT:
         result = await self.request(message)
         if not isinstance(result, kind):
-            raise E.InvalidMessageError(f"expected {kind.__name__}, got {type(result).__name__}")
+            raise errors.InvalidMessageError(
+                f"expected {kind.__name__}, got {type(result).__name__}"
+            )
         return result
 
     async def games(self) -> list[GameInfo]:
-        return (await self._typed(C.Games(id=0), R.GamesResult)).games
+        return (await self._typed(requests.Games(id=0), results.GamesResult)).games
 
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
-        return (await self._typed(C.Rooms(id=0, game=game), R.RoomsResult)).rooms
+        return (await self._typed(requests.Rooms(id=0, game=game), results.RoomsResult)).rooms
 
     async def create(
         self,
@@ -494,7 +496,7 @@ class Client:
         autostart: bool = False,
     ) -> RoomInfo:
         """Create a room; this client is its host (it still has to `join` to sit)."""
-        req = C.Create(
+        req = requests.Create(
             id=0,
             game=game,
             seats=seats,
@@ -506,58 +508,66 @@ class Client:
             autostart=autostart,
         )
         # (no move before it sits: until then the host role is this connection's)
-        return (await self._typed(req, R.CreateResult)).room
+        return (await self._typed(req, results.CreateResult)).room
 
     async def join(
         self, room: str, seat: int | None = None, name: str | None = None
-    ) -> R.JoinResult:
+    ) -> results.JoinResult:
         """Take a seat; its token is kept for reconnects, and a `Snapshot` follows."""
-        result = await self._typed(C.Join(id=0, room=room, seat=seat, name=name), R.JoinResult)
+        result = await self._typed(
+            requests.Join(id=0, room=room, seat=seat, name=name), results.JoinResult
+        )
         self._tokens[result.room] = result.token
         self._seats[result.room] = result.seat
         self._consider(result.room, result.url)
         return result
 
     async def spectate(self, room: str) -> None:
-        result = await self._typed(C.Spectate(id=0, room=room), R.SpectateResult)
+        result = await self._typed(requests.Spectate(id=0, room=room), results.SpectateResult)
         self._watching.add(room)
         self._consider(room, result.url)
 
     async def leave(self, room: str) -> None:
-        await self._typed(C.Leave(id=0, room=room), R.Empty)
+        await self._typed(requests.Leave(id=0, room=room), results.Empty)
         self._forget(room)
 
     async def start(self, room: str) -> str:
         """Start the game (the room's host only: docs/protocol.md, "The host"); returns the
         dice seed's commitment."""
-        return (await self._typed(C.Start(id=0, room=room), R.StartResult)).commitment
+        return (await self._typed(requests.Start(id=0, room=room), results.StartResult)).commitment
 
     async def add_bots(
         self, room: str, kind: str | None = None, count: int | None = None
     ) -> list[int]:
         """Seat house bots in open seats (the room's host only); returns their seats."""
-        req = C.AddBots(id=0, room=room, kind=kind, count=count)
-        return (await self._typed(req, R.AddBotsResult)).seats
+        req = requests.AddBots(id=0, room=room, kind=kind, count=count)
+        return (await self._typed(req, results.AddBotsResult)).seats
 
-    async def legal(self, room: str, *, view: bool = True) -> R.LegalResult:
+    async def legal(self, room: str, *, view: bool = True) -> results.LegalResult:
         """`view=False` needs the feature `legal_without_view` (then `view` is None)."""
-        return await self._typed(C.Legal(id=0, room=room, view=view), R.LegalResult)
+        return await self._typed(requests.Legal(id=0, room=room, view=view), results.LegalResult)
 
     async def act(
         self, room: str, action: Mapping[str, Any] | Action, window: int | None = None
-    ) -> R.ActResult:
+    ) -> results.ActResult:
         """Send a game action for this client's seat; pass the `window` it answers. The
         result's `owes` lists the kinds of action the seat still owes in that window (a
         Yamb turn is several actions)."""
         typed = action if isinstance(action, Action) else msgspec.convert(action, Action)
-        return await self._typed(C.Act(id=0, room=room, action=typed, window=window), R.ActResult)
+        return await self._typed(
+            requests.Act(id=0, room=room, action=typed, window=window), results.ActResult
+        )
 
     async def chat(self, room: str, text: str) -> int:
         """Say `text` in `room`; returns the seq of the resulting chat message."""
-        return (await self._typed(C.SendChat(id=0, room=room, text=text), R.ChatResult)).seq
+        return (
+            await self._typed(requests.SendChat(id=0, room=room, text=text), results.ChatResult)
+        ).seq
 
-    async def ping(self) -> R.PingResult:
-        return await self._typed(C.Ping(id=0, time=int(time.time() * 1000)), R.PingResult)
+    async def ping(self) -> results.PingResult:
+        return await self._typed(
+            requests.Ping(id=0, time=int(time.time() * 1000)), results.PingResult
+        )
 
     # --- one connection ---------------------------------------------------------------------
 
@@ -601,7 +611,7 @@ class Client:
         except TimeoutError:
             await ws.close()
             raise ConnectError(f"no welcome within {self.open_timeout} s") from None
-        except E.ProtocolError as exc:
+        except errors.ProtocolError as exc:
             await ws.close(_PROTOCOL_ERROR_CLOSE)
             raise ConnectError(f"bad welcome: {exc}") from None
         except BaseException:
@@ -621,7 +631,7 @@ class Client:
             for room in rooms[:-MAX_TOKENS]:
                 self._lose(room, "more seat tokens than one hello may carry")
             rooms = rooms[-MAX_TOKENS:]
-            hello = C.Hello(
+            hello = requests.Hello(
                 id=0,
                 client=self.program,
                 name=self.name,
@@ -629,7 +639,7 @@ class Client:
                 features=self.features,
             )
             result = await self._call(link, hello, self.open_timeout)
-            assert isinstance(result, R.HelloResult)
+            assert isinstance(result, results.HelloResult)
             self.hello = result
             for index in result.rejected:
                 self._lose(rooms[index], "the server refused the seat token")
@@ -641,8 +651,8 @@ class Client:
                 await self._resume(link, held.room)
             for room in sorted(self._watching):
                 try:
-                    await self._call(link, C.Spectate(id=0, room=room), self.open_timeout)
-                except E.ProtocolError as exc:
+                    await self._call(link, requests.Spectate(id=0, room=room), self.open_timeout)
+                except errors.ProtocolError as exc:
                     self._lose(room, str(exc))
         except BaseException:
             await self._drop(link)
@@ -655,12 +665,12 @@ class Client:
     async def _resume(self, link: _Link, room: str) -> None:
         last = link.conn.last_seq(room) or 0
         try:
-            resume = C.Resume(id=0, room=room, last_seq=last)
+            resume = requests.Resume(id=0, room=room, last_seq=last)
             result = await self._call(link, resume, self.open_timeout)
-        except E.ProtocolError as exc:
+        except errors.ProtocolError as exc:
             self._lose(room, str(exc))
             return
-        assert isinstance(result, R.ResumeResult)
+        assert isinstance(result, results.ResumeResult)
         self.resumes.append(Resumed(room, last, result.mode, result.seq))
         log.info("resumed %s after seq %d: %s up to %d", room, last, result.mode, result.seq)
         self._consider(room, result.url)
@@ -701,7 +711,7 @@ class Client:
         old.successor = successor
         try:
             await self._attach(new, handover=old)
-        except (ClientError, E.ProtocolError) as exc:
+        except (ClientError, errors.ProtocolError) as exc:
             log.warning("could not move to %s: %s", url, _describe(exc))
             if old.successor is successor and _retired(old):
                 successor.set_result(None)  # half way: the supervisor reconnects
@@ -752,7 +762,9 @@ class Client:
                 )
         link.waiters.clear()
 
-    async def _call(self, link: _Link, message: C.Request, timeout: float | None) -> R.Result:
+    async def _call(
+        self, link: _Link, message: requests.Request, timeout: float | None
+    ) -> results.Result:
         async with link.send_lock:  # ids must reach the socket in the order they are given
             await link.pacer.take()
             if link.closed:
@@ -787,7 +799,7 @@ class Client:
             async for frame in link.ws:
                 try:
                     incoming = link.conn.receive(frame)
-                except E.ProtocolError as exc:
+                except errors.ProtocolError as exc:
                     link.fatal = exc
                     break
                 for item in incoming:
@@ -818,7 +830,7 @@ class Client:
         elif isinstance(item, Goodbye):
             link.goodbye = self.goodbye = item
         elif isinstance(item, ErrorMessage):
-            link.fatal = E.from_body(item.error)
+            link.fatal = errors.from_body(item.error)
 
     def _track(self, message: RoomMessage) -> None:
         room = message.room
@@ -852,12 +864,12 @@ class Client:
             sent = time.time()
             try:
                 result = await self._call(
-                    link, C.Ping(id=0, time=int(sent * 1000)), max(interval, 1.0)
+                    link, requests.Ping(id=0, time=int(sent * 1000)), max(interval, 1.0)
                 )
-            except (ClientError, E.ProtocolError) as exc:
+            except (ClientError, errors.ProtocolError) as exc:
                 log.debug("heartbeat on %s: %s", link.url, exc)
                 continue
-            assert isinstance(result, R.PingResult)
+            assert isinstance(result, results.PingResult)
             received = time.time()
             self.rtt = received - sent
             self.clock_offset_ms = result.time - (sent + received) * 500
@@ -910,7 +922,7 @@ class Client:
     async def _reconnect(self, delay: float) -> _Link:
         """Try the next URLs with growing delays until one takes us back, or give up."""
         deadline = time.monotonic() + self.reconnect_timeout
-        errors: list[str] = []
+        failures: list[str] = []
         attempt = 0
         while True:
             await asyncio.sleep(delay)
@@ -922,8 +934,8 @@ class Client:
             try:
                 link = await self._open(url)
                 await self._attach(link)
-            except (ClientError, E.ProtocolError) as exc:
-                errors.append(f"{url}: {_describe(exc)}")
+            except (ClientError, errors.ProtocolError) as exc:
+                failures.append(f"{url}: {_describe(exc)}")
                 log.warning("reconnect to %s failed: %s", url, _describe(exc))
             else:
                 self.reconnects += 1
@@ -935,7 +947,7 @@ class Client:
             if time.monotonic() + delay > deadline:
                 raise ConnectError(
                     f"gave up reconnecting after {self.reconnect_timeout} s: "
-                    + "; ".join(errors[-3:])
+                    + "; ".join(failures[-3:])
                 )
 
     async def _usable_link(self) -> _Link:

@@ -20,7 +20,7 @@ import time
 import urllib.request
 from typing import Any, TextIO
 
-from protocol import errors as E
+from protocol import errors
 from protocol.features import PROGRESS
 from protocol.messages.server import Window
 from rules import RulesError
@@ -74,7 +74,7 @@ class Terminal(RoomLog):
                 return
 
     async def _look(self) -> None:
-        with contextlib.suppress(E.ProtocolError, ClientError):
+        with contextlib.suppress(errors.ProtocolError, ClientError):
             self.view = (await self.client.legal(self.room)).view or self.view
 
     # --- the player's turn ----------------------------------------------------------------
@@ -92,7 +92,7 @@ class Terminal(RoomLog):
         """The seat's view and legal actions, straight from the server (none once over)."""
         try:
             legal = await self.client.legal(self.room)
-        except (E.GameOverError, E.NotStartedError):
+        except (errors.GameOverError, errors.NotStartedError):
             return []
         self.view = legal.view or self.view  # (asked with the view: never None)
         self.window = legal.window
@@ -198,10 +198,10 @@ class Terminal(RoomLog):
         except ConnectionLost:
             self.say("! the connection dropped before the server answered; reconnecting")
             return True  # the seat's actions as the room now sees them
-        except E.ProtocolError as exc:
+        except errors.ProtocolError as exc:
             rule = f" [{exc.rule}]" if exc.rule else ""
             self.say(f"! {exc.name}: {exc.message}{rule}")
-            closed = E.WindowClosedError | E.NotYourTurnError | E.GameOverError
+            closed = errors.WindowClosedError | errors.NotYourTurnError | errors.GameOverError
             return not isinstance(exc, closed)
         return list(result.owes)
 
@@ -234,14 +234,14 @@ class Terminal(RoomLog):
     async def _chat(self, text: str) -> None:
         try:
             await self.client.chat(self.room, text)
-        except (E.ProtocolError, ClientError) as exc:
+        except (errors.ProtocolError, ClientError) as exc:
             self.say(f"! the chat line did not go out: {exc}")
 
     # --- the whole game -------------------------------------------------------------------
 
     async def _measure_clock(self) -> None:
         """The server's clock against ours, so that the countdown is true from the start."""
-        with contextlib.suppress(E.ProtocolError, ClientError):
+        with contextlib.suppress(errors.ProtocolError, ClientError):
             sent = time.time()
             result = await self.client.ping()
             self.offset_ms = result.time - (sent + time.time()) * 500

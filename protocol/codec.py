@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 
-from . import limits as L
 from .errors import (
     InvalidMessageError,
     MalformedError,
@@ -26,7 +25,7 @@ from .errors import (
     UnknownTypeError,
     WrongFrameError,
 )
-from .limits import Limits, ReaderLimits
+from .limits import MAX_REQUEST_ID, MAX_SAFE_INT, Limits, ReaderLimits
 from .messages import type_name
 from .messages.client import CLIENT_MESSAGES, ClientMessage
 from .messages.server import SERVER_MESSAGES, ServerMessageType
@@ -154,7 +153,7 @@ class ServerMessageDecoder(_Decoders):
 def _request_id(tree: object) -> int | None:
     if isinstance(tree, dict):
         rid = tree.get("id")
-        if type(rid) is int and 0 <= rid <= L.MAX_REQUEST_ID:
+        if type(rid) is int and 0 <= rid <= MAX_REQUEST_ID:
             return rid
     return None
 
@@ -191,7 +190,7 @@ def _check_tree(message: msgspec.Struct, limits: ReaderLimits) -> None:
         if value is None or isinstance(value, bool):
             continue
         if isinstance(value, int):
-            if not -L.MAX_SAFE_INT <= value <= L.MAX_SAFE_INT:
+            if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
                 raise InvalidMessageError("integer out of the exactly representable range")
         elif isinstance(value, float):
             if not math.isfinite(value):

@@ -16,10 +16,34 @@ from pathlib import Path
 
 import msgspec
 
-from . import limits as L
 from .close import MEANINGS, CloseCode
 from .errors import catalogue
-from .limits import Limits, ReaderLimits
+from .limits import (
+    MAX_BOX,
+    MAX_CHAT,
+    MAX_COORD,
+    MAX_DICE,
+    MAX_DIE_INDEX,
+    MAX_FEATURES,
+    MAX_NAME,
+    MAX_NUMBER,
+    MAX_OPTION_INT,
+    MAX_OPTIONS,
+    MAX_REQUEST_ID,
+    MAX_ROOM_ID,
+    MAX_ROOM_NAME,
+    MAX_ROW_INDEX,
+    MAX_SAFE_INT,
+    MAX_SEATS,
+    MAX_TILES,
+    MAX_TOKEN,
+    MAX_TOKENS,
+    MAX_TURN_WINDOW,
+    MAX_WORD,
+    MIN_NUMBER,
+    Limits,
+    ReaderLimits,
+)
 
 
 def errors_table() -> str:
@@ -55,30 +79,30 @@ def reader_limits_table() -> str:
 
 def bounds_table() -> str:
     bounds = [
-        ("request `id`", f"0 .. {L.MAX_REQUEST_ID}"),
-        ("`seq`, times (unix ms), window ids", f"0 .. {L.MAX_SAFE_INT} (2^53 - 1)"),
-        ("seat", f"0 .. {L.MAX_SEATS - 1}"),
-        ("display names, `client`", f"1 .. {L.MAX_NAME} characters, no control characters"),
-        ("room name", f"1 .. {L.MAX_ROOM_NAME} characters, no control characters"),
-        ("room id", f"1 .. {L.MAX_ROOM_ID} characters of `A-Z a-z 0-9 _ -`"),
+        ("request `id`", f"0 .. {MAX_REQUEST_ID}"),
+        ("`seq`, times (unix ms), window ids", f"0 .. {MAX_SAFE_INT} (2^53 - 1)"),
+        ("seat", f"0 .. {MAX_SEATS - 1}"),
+        ("display names, `client`", f"1 .. {MAX_NAME} characters, no control characters"),
+        ("room name", f"1 .. {MAX_ROOM_NAME} characters, no control characters"),
+        ("room id", f"1 .. {MAX_ROOM_ID} characters of `A-Z a-z 0-9 _ -`"),
         (
             "words (game, option, bot kind, feature...)",
-            f"1 .. {L.MAX_WORD} of `A-Z a-z 0-9 _ . : -`",
+            f"1 .. {MAX_WORD} of `A-Z a-z 0-9 _ . : -`",
         ),
-        ("seat token", f"1 .. {L.MAX_TOKEN} printable ASCII characters"),
-        ("tokens in `hello`", f"at most {L.MAX_TOKENS}"),
-        ("features in `hello`", f"at most {L.MAX_FEATURES}"),
-        ("options in `create`", f"at most {L.MAX_OPTIONS}; integers within ±{L.MAX_OPTION_INT}"),
-        ("chat text", f"1 .. {L.MAX_CHAT} characters, no control characters"),
-        ("`turn_window`", f"1 .. {L.MAX_TURN_WINDOW} seconds"),
-        ("action `box`", f"0 .. {L.MAX_BOX}"),
-        ("action `number`", f"{L.MIN_NUMBER} .. {L.MAX_NUMBER}"),
-        ("action `row` as an integer", f"0 .. {L.MAX_ROW_INDEX}"),
+        ("seat token", f"1 .. {MAX_TOKEN} printable ASCII characters"),
+        ("tokens in `hello`", f"at most {MAX_TOKENS}"),
+        ("features in `hello`", f"at most {MAX_FEATURES}"),
+        ("options in `create`", f"at most {MAX_OPTIONS}; integers within ±{MAX_OPTION_INT}"),
+        ("chat text", f"1 .. {MAX_CHAT} characters, no control characters"),
+        ("`turn_window`", f"1 .. {MAX_TURN_WINDOW} seconds"),
+        ("action `box`", f"0 .. {MAX_BOX}"),
+        ("action `number`", f"{MIN_NUMBER} .. {MAX_NUMBER}"),
+        ("action `row` as an integer", f"0 .. {MAX_ROW_INDEX}"),
         (
             "action `dice`, `hold`",
-            f"at most {L.MAX_DICE} items; `hold` items 0 .. {L.MAX_DIE_INDEX}",
+            f"at most {MAX_DICE} items; `hold` items 0 .. {MAX_DIE_INDEX}",
         ),
-        ("action `tiles`", f"at most {L.MAX_TILES}; `x`, `y` within ±{L.MAX_COORD}"),
+        ("action `tiles`", f"at most {MAX_TILES}; `x`, `y` within ±{MAX_COORD}"),
     ]
     rows = ["| value | bound |", "|---|---|"]
     rows += [f"| {what} | {bound} |" for what, bound in bounds]

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 from prometheus_client import Counter
 
-from protocol import errors as E
+from protocol import errors
 from protocol.close import CloseCode
 from protocol.codec import Frame
 from protocol.features import SERVER_FEATURES
@@ -86,7 +86,7 @@ class Connection:
     def reply(self, request_id: int, result: msgspec.Struct) -> None:
         self._push(self.protocol.reply(request_id, result))
 
-    def fail(self, request_id: int, error: E.ProtocolError) -> None:
+    def fail(self, request_id: int, error: errors.ProtocolError) -> None:
         self._push(self.protocol.fail(request_id, error))
 
     def message(self, message: ServerMessage) -> None:

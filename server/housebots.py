@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from protocol import errors as E
-from protocol.messages import client as C
+from protocol import errors
+from protocol.messages import client as requests
 from protocol.messages.common import Action
 from protocol.messages.results import LegalResult
 from protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
@@ -57,7 +57,7 @@ class HouseBot:
     def reply(self, request_id: int, result: msgspec.Struct) -> None:
         self._replies[request_id] = result
 
-    def fail(self, request_id: int, error: E.ProtocolError) -> None:
+    def fail(self, request_id: int, error: errors.ProtocolError) -> None:
         self._replies[request_id] = error
 
     def message(self, message: ServerMessage) -> None:
@@ -72,11 +72,11 @@ class HouseBot:
 
     # --- playing ------------------------------------------------------------------------------
 
-    async def _request(self, request: C.Request) -> Any:
+    async def _request(self, request: requests.Request) -> Any:
         await self.session.handle(request)
         await asyncio.sleep(0)  # an idle room answers without suspending: let others run
         result = self._replies.pop(request.id)
-        if isinstance(result, E.ProtocolError):
+        if isinstance(result, errors.ProtocolError):
             raise result
         return result
 
@@ -94,7 +94,7 @@ class HouseBot:
                 continue
             try:
                 await self._play(message.window)
-            except E.ProtocolError as exc:
+            except errors.ProtocolError as exc:
                 self.errors += 1
                 log.warning("bot %s/%s: %s", self.room_id, self.seat, exc)
 
@@ -103,9 +103,9 @@ class HouseBot:
         while True:
             try:
                 legal: LegalResult = await self._request(
-                    C.Legal(id=self._next_id(), room=self.room_id)
+                    requests.Legal(id=self._next_id(), room=self.room_id)
                 )
-            except (E.NotStartedError, E.GameOverError):
+            except (errors.NotStartedError, errors.GameOverError):
                 return
             if window is None:
                 window = legal.window
@@ -114,7 +114,7 @@ class HouseBot:
             assert legal.view is not None  # (asked with the view)
             action = self.policy.decide(legal.view, legal.actions)
             await self._request(
-                C.Act(
+                requests.Act(
                     id=self._next_id(),
                     room=self.room_id,
                     window=window,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
 from protocol.messages.server import (
     Chat,
@@ -227,7 +227,7 @@ class RoomCore:
         elif host_key and host_key == self.host_key:
             return
         who = "the creator" if self.host is None else f"seat {self.host}"
-        raise E.ForbiddenError(f"only the room's host ({who}) may do that")
+        raise errors.ForbiddenError(f"only the room's host ({who}) may do that")
 
     def resign(self, host_key: str) -> list[Outgoing]:
         """The creator went away without sitting down: the role passes on. Idempotent (a
@@ -270,12 +270,12 @@ class RoomCore:
         if seat is None:
             free = self.open_seats()
             if not free:
-                raise E.RoomFullError("every seat is taken")
+                raise errors.RoomFullError("every seat is taken")
             seat = free[0]
         elif not 0 <= seat < len(self.seats):
-            raise E.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
+            raise errors.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
         elif self.seats[seat].kind != "open":
-            raise E.SeatTakenError(f"seat {seat} is taken")
+            raise errors.SeatTakenError(f"seat {seat} is taken")
         self.seats[seat] = Seat("human", name, nonce, connected=1)
         if self.host is None and (not self.host_key or host_key == self.host_key):
             self.host = seat
@@ -304,13 +304,13 @@ class RoomCore:
         self, kind: str, count: int | None, now: float
     ) -> tuple[list[int], list[Outgoing]]:
         if kind not in bot_names(self.game.name):
-            raise E.NoSuchBotError(f"no bot {kind!r}; bots: {bot_names(self.game.name)}")
+            raise errors.NoSuchBotError(f"no bot {kind!r}; bots: {bot_names(self.game.name)}")
         self._not_started()
         free = self.open_seats()
         if count is not None:
             free = free[:count]
         if not free:
-            raise E.RoomFullError("no open seat for a bot")
+            raise errors.RoomFullError("no open seat for a bot")
         for i in free:
             self.seats[i] = Seat("bot", f"{kind}-bot-{i}", None, bot=kind, connected=1)
         return free, [self._room_update(), *self._autostart(now)]
@@ -375,9 +375,9 @@ class RoomCore:
 
     def start(self, now: float) -> list[Outgoing]:
         if self.status != "open":
-            raise E.AlreadyStartedError("the game has already started")
+            raise errors.AlreadyStartedError("the game has already started")
         if any(s.kind == "open" for s in self.seats):
-            raise E.ForbiddenError("every seat must be taken (add bots for empty ones)")
+            raise errors.ForbiddenError("every seat must be taken (add bots for empty ones)")
         self.state = self.game.new_state(len(self.seats), self.options, self.seed)
         self.status = "playing"
         names = _distinct([s.name or f"seat {i}" for i, s in enumerate(self.seats)])
@@ -394,15 +394,15 @@ class RoomCore:
         state = self._playing()
         self._seat(seat)
         if window is not None and window != self.window_id:
-            raise E.WindowClosedError(
+            raise errors.WindowClosedError(
                 f"window {window} is closed; the open one is {self.window_id}"
             )
         if seat not in state.actors():
-            raise E.NotYourTurnError(f"seat {seat} may not act now")
+            raise errors.NotYourTurnError(f"seat {seat} may not act now")
         try:
             events = state.apply_action(seat, action)
         except IllegalAction as exc:
-            raise E.IllegalActionError(exc.message, rule=exc.rule) from None
+            raise errors.IllegalActionError(exc.message, rule=exc.rule) from None
         # a command's action is its own fresh map: no copy per entry of the record
         self._log({"seat": seat, "action": action if type(action) is dict else dict(action)})
         if self._keeps_back(state, events):
@@ -614,7 +614,7 @@ class RoomCore:
         also after the game."""
         state = self.state
         if state is None:
-            raise E.NotStartedError("the game has not started")
+            raise errors.NotStartedError("the game has not started")
         if seat is not None:
             self._seat(seat)
         seen = state.view(seat) if view else None
@@ -628,20 +628,20 @@ class RoomCore:
         """Seats are joined and filled with bots before the start only (the catalogue's
         `already-started`); every seat is held once the game runs."""
         if self.status == "over":
-            raise E.GameOverError("the game in this room is over")
+            raise errors.GameOverError("the game in this room is over")
         if self.status == "playing":
-            raise E.AlreadyStartedError("the game has started: its seats are all held")
+            raise errors.AlreadyStartedError("the game has started: its seats are all held")
 
     def _playing(self) -> State:
         if self.state is None:
-            raise E.NotStartedError("the game has not started")
+            raise errors.NotStartedError("the game has not started")
         if self.status == "over":
-            raise E.GameOverError("the game is over")
+            raise errors.GameOverError("the game is over")
         return self.state
 
     def _seat(self, seat: int) -> Seat:
         if not 0 <= seat < len(self.seats):
-            raise E.NoSuchSeatError(f"no seat {seat}")
+            raise errors.NoSuchSeatError(f"no seat {seat}")
         return self.seats[seat]
 
     def _next(self) -> int:
@@ -693,8 +693,8 @@ def _merge_defaults(done: Iterable[SeatAction]) -> list[SeatAction]:
     return out
 
 
-def rules_error(exc: RulesError) -> E.ProtocolError:
+def rules_error(exc: RulesError) -> errors.ProtocolError:
     """The protocol error a rules error becomes at the edge of a room."""
     if isinstance(exc, IllegalAction):
-        return E.IllegalActionError(exc.message, rule=exc.rule)
-    return E.BadOptionsError(exc.message, rule=exc.rule)
+        return errors.IllegalActionError(exc.message, rule=exc.rule)
+    return errors.BadOptionsError(exc.message, rule=exc.rule)

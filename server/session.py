@@ -20,10 +20,10 @@ from typing import Any, Protocol
 import msgspec
 from prometheus_client import Counter
 
-from protocol import errors as E
+from protocol import errors
 from protocol.features import LEGAL_WITHOUT_VIEW, PROGRESS, TIMESTAMPS, accept
-from protocol.messages import client as C
-from protocol.messages import results as R
+from protocol.messages import client as requests
+from protocol.messages import results
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
 from protocol.messages.server import GameOver, ServerMessage
 from rules import RulesError, all_games, get_game
@@ -57,7 +57,7 @@ class Sink(Protocol):
 
     def reply(self, request_id: int, result: msgspec.Struct) -> None: ...
 
-    def fail(self, request_id: int, error: E.ProtocolError) -> None: ...
+    def fail(self, request_id: int, error: errors.ProtocolError) -> None: ...
 
     def message(self, message: ServerMessage) -> None: ...
 
@@ -145,69 +145,69 @@ class Session:
 
     # --- requests ------------------------------------------------------------------------
 
-    async def handle(self, request: C.Request) -> None:
+    async def handle(self, request: requests.Request) -> None:
         """Answer one request: exactly one reply, then any messages it releases."""
         rid = request.id
         try:
             after = await self._dispatch(request)
-        except E.ProtocolError as exc:
+        except errors.ProtocolError as exc:
             if self.services.errors is not None:
                 self.services.errors.labels(exc.name).inc()
             self.sink.fail(rid, exc)
             return
         except RulesError as exc:
-            self.sink.fail(rid, E.BadOptionsError(exc.message, rule=exc.rule))
+            self.sink.fail(rid, errors.BadOptionsError(exc.message, rule=exc.rule))
             return
         except Exception:
             log.exception("request %r failed", request)
-            self.sink.fail(rid, E.InternalError("the server failed to handle this request"))
+            self.sink.fail(rid, errors.InternalError("the server failed to handle this request"))
             return
         result, release = after
         self.sink.reply(rid, result)
         if release is not None:
             release()
 
-    async def _dispatch(self, req: C.Request) -> tuple[msgspec.Struct, Any]:
+    async def _dispatch(self, req: requests.Request) -> tuple[msgspec.Struct, Any]:
         match req:
-            case C.Act():
+            case requests.Act():
                 seat = self._seat(req.room)
                 act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
                 window, owes = await self.services.backend.call(req.room, act)
-                return R.ActResult(window=window, owes=owes), None
-            case C.Legal():
+                return results.ActResult(window=window, owes=owes), None
+            case requests.Legal():
                 if not req.view and not self.legal_without_view:
-                    raise E.InvalidMessageError(
+                    raise errors.InvalidMessageError(
                         f"`view` in `legal` needs the feature `{LEGAL_WITHOUT_VIEW}`"
                     )
                 viewer = None if req.room in self.watching else self._seat(req.room)
                 window, actions, view = await self.services.backend.call(
                     req.room, LegalCmd(seat=viewer, view=req.view)
                 )
-                return R.LegalResult(window=window, actions=actions, view=view), None
-            case C.Hello():
+                return results.LegalResult(window=window, actions=actions, view=view), None
+            case requests.Hello():
                 return await self._hello(req), None
-            case C.Ping():
-                return R.PingResult(time=int(time.time() * 1000), echo=req.time), None
-            case C.Games():
-                return R.GamesResult(games=games_info()), None
-            case C.Rooms():
-                return R.RoomsResult(rooms=await self.services.backend.rooms(req.game)), None
-            case C.Create():
+            case requests.Ping():
+                return results.PingResult(time=int(time.time() * 1000), echo=req.time), None
+            case requests.Games():
+                return results.GamesResult(games=games_info()), None
+            case requests.Rooms():
+                return results.RoomsResult(rooms=await self.services.backend.rooms(req.game)), None
+            case requests.Create():
                 return await self._create(req), None
-            case C.Join():
+            case requests.Join():
                 return await self._join(req)
-            case C.Spectate():
+            case requests.Spectate():
                 return await self._spectate(req)
-            case C.Resume():
+            case requests.Resume():
                 return await self._resume(req)
-            case C.Leave():
+            case requests.Leave():
                 await self._leave(req.room)
-                return R.Empty(), None
-            case C.Start():
+                return results.Empty(), None
+            case requests.Start():
                 start = StartCmd(host_key=self.hosting.get(req.room), seat=self.seats.get(req.room))
                 commitment = await self.services.backend.call(req.room, start)
-                return R.StartResult(commitment=commitment), None
-            case C.AddBots():
+                return results.StartResult(commitment=commitment), None
+            case requests.AddBots():
                 kind = req.kind or "random"
                 add = AddBotsCmd(
                     kind=kind,
@@ -216,20 +216,20 @@ class Session:
                     seat=self.seats.get(req.room),
                 )
                 seats = await self.services.backend.call(req.room, add)
-                return R.AddBotsResult(seats=seats), None
-            case C.SendChat():
+                return results.AddBotsResult(seats=seats), None
+            case requests.SendChat():
                 if req.room not in self.seats and req.room not in self.watching:
-                    raise E.NotInRoomError("join or spectate the room first")
+                    raise errors.NotInRoomError("join or spectate the room first")
                 chat_seat = self.seats.get(req.room)
                 sender = self.name or ("spectator" if chat_seat is None else f"seat {chat_seat}")
                 chat = ChatCmd(seat=chat_seat, sender=sender, text=req.text)
                 seq = await self.services.backend.call(req.room, chat)
-                return R.ChatResult(seq=seq), None
-        raise E.InvalidMessageError(f"unhandled request {type(req).__name__}")
+                return results.ChatResult(seq=seq), None
+        raise errors.InvalidMessageError(f"unhandled request {type(req).__name__}")
 
     # --- lobby ---------------------------------------------------------------------------
 
-    async def _hello(self, req: C.Hello) -> R.HelloResult:
+    async def _hello(self, req: requests.Hello) -> results.HelloResult:
         self.name = req.name
         held: list[HeldSeat] = []
         rejected: list[int] = []
@@ -241,7 +241,7 @@ class Session:
                     ok = await self.services.backend.call(
                         claim.room, TokenCmd(seat=claim.seat, nonce=claim.nonce)
                     )
-                except E.ProtocolError:
+                except errors.ProtocolError:
                     ok = False
             if ok and claim is not None and claim.room not in self.seats:
                 # Taken here, at `hello` (docs/protocol.md): the connection that held it is
@@ -258,20 +258,20 @@ class Session:
         self.timestamps = TIMESTAMPS in features
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
         self.progress = PROGRESS in features
-        return R.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
+        return results.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
 
-    async def _create(self, req: C.Create) -> R.CreateResult:
+    async def _create(self, req: requests.Create) -> results.CreateResult:
         try:
             game = get_game(req.game)
         except RulesError:
-            raise E.NoSuchGameError(f"no game {req.game!r}") from None
+            raise errors.NoSuchGameError(f"no game {req.game!r}") from None
         try:
             seats = game.check_seats(req.seats)
             options = game.resolve_options(req.options, req.preset)
         except RulesError as exc:
-            raise E.BadOptionsError(exc.message) from None
+            raise errors.BadOptionsError(exc.message) from None
         if len(self.hosting) >= self.services.settings.max_rooms_per_session:
-            raise E.ForbiddenError("too many rooms created by this connection")
+            raise errors.ForbiddenError("too many rooms created by this connection")
         host_key = TokenSigner.new_nonce()
         spec = RoomSpec(
             game=game.name,
@@ -285,12 +285,12 @@ class Session:
         )
         info = await self.services.backend.create(spec)
         self.hosting[info.room] = host_key
-        return R.CreateResult(room=info)
+        return results.CreateResult(room=info)
 
-    async def _join(self, req: C.Join) -> tuple[msgspec.Struct, Any]:
+    async def _join(self, req: requests.Join) -> tuple[msgspec.Struct, Any]:
         room = req.room
         if room in self.seats:
-            raise E.AlreadyInRoomError("this connection already holds a seat here")
+            raise errors.AlreadyInRoomError("this connection already holds a seat here")
         watching = room in self.watching
         await self._hold(room)
         name = req.name or self.name or "player"
@@ -313,13 +313,13 @@ class Session:
         token = self.services.signer.issue(room, seat, nonce)
         sync = await self.services.backend.call(room, SyncCmd(seat=seat))
         url = await self.services.backend.owner_url(room)
-        result = R.JoinResult(room=room, seat=seat, token=token, url=url)
+        result = results.JoinResult(room=room, seat=seat, token=token, url=url)
         return result, lambda: self._release(room, sync)
 
-    async def _spectate(self, req: C.Spectate) -> tuple[msgspec.Struct, Any]:
+    async def _spectate(self, req: requests.Spectate) -> tuple[msgspec.Struct, Any]:
         room = req.room
         if room in self.seats or room in self.watching:
-            raise E.AlreadyInRoomError("this connection is already in this room")
+            raise errors.AlreadyInRoomError("this connection is already in this room")
         await self._hold(room)
         try:
             sync = await self.services.backend.call(room, SyncCmd(seat=None, watch=1))
@@ -328,9 +328,9 @@ class Session:
             raise
         self.watching.add(room)
         url = await self.services.backend.owner_url(room)
-        return R.SpectateResult(url=url), lambda: self._release(room, sync)
+        return results.SpectateResult(url=url), lambda: self._release(room, sync)
 
-    async def _resume(self, req: C.Resume) -> tuple[msgspec.Struct, Any]:
+    async def _resume(self, req: requests.Resume) -> tuple[msgspec.Struct, Any]:
         room = req.room
         seat: int | None
         if room in self.seats:
@@ -338,7 +338,9 @@ class Session:
         elif room in self.watching:
             seat = None
         else:
-            raise E.NotInRoomError("take the seat back with hello's tokens, or spectate, first")
+            raise errors.NotInRoomError(
+                "take the seat back with hello's tokens, or spectate, first"
+            )
         fresh = room not in self._members
         if fresh:
             await self._hold(room)
@@ -353,7 +355,7 @@ class Session:
                 self._unhold(room)
             raise
         self.claimed.discard(room)
-        result = R.ResumeResult(
+        result = results.ResumeResult(
             mode="events" if sync.messages is not None else "snapshot",
             seq=sync.seq,
             url=await self.services.backend.owner_url(room),
@@ -389,7 +391,7 @@ class Session:
             self._unhold(room)
             await self.services.backend.call(room, WatchCmd(delta=-1))
         else:
-            raise E.NotInRoomError("this connection is not in this room")
+            raise errors.NotInRoomError("this connection is not in this room")
 
     async def disconnected(self) -> None:
         """The connection is gone: seats stay taken (their tokens bring them back).
@@ -402,19 +404,19 @@ class Session:
             self._unhold(room)
         for room, key in list(self.hosting.items()):  # (a seated creator: its seat hosts)
             if self.hosting.pop(room, None) is not None and room not in self.seats:
-                with contextlib.suppress(E.ProtocolError):
+                with contextlib.suppress(errors.ProtocolError):
                     await self.services.backend.call(room, ResignCmd(host_key=key))
         for room in list(self.seats):
             if room not in self.seats:  # let go by the other run
                 continue
             seat = self._let_go(room)
-            with contextlib.suppress(E.ProtocolError):
+            with contextlib.suppress(errors.ProtocolError):
                 await self.services.backend.call(room, PresenceCmd(seat=seat, delta=-1))
         for room in list(self.watching):
             if room not in self.watching:
                 continue
             self.watching.discard(room)
-            with contextlib.suppress(E.ProtocolError):
+            with contextlib.suppress(errors.ProtocolError):
                 await self.services.backend.call(room, WatchCmd(delta=-1))
 
     # --- membership and catch-up ----------------------------------------------------------
@@ -464,12 +466,12 @@ class Session:
 
     def _seat(self, room: str) -> int:
         if room in self.claimed:
-            raise E.NotSeatedError("resume the room before acting")
+            raise errors.NotSeatedError("resume the room before acting")
         seat = self.seats.get(room)
         if seat is None:
             if room in self.watching:
-                raise E.NotSeatedError("spectators cannot act; join a seat to play")
-            raise E.NotInRoomError("this connection neither sits in nor watches this room")
+                raise errors.NotSeatedError("spectators cannot act; join a seat to play")
+            raise errors.NotInRoomError("this connection neither sits in nor watches this room")
         return seat
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from .. import limits as L
+from ..limits import MAX_FEATURES, MAX_TOKENS, MAX_TURN_WINDOW
 from .common import Action
 from .fields import (
     ChatText,
@@ -45,8 +45,8 @@ class Hello(Request, tag="hello", kw_only=True):
     """The client program, e.g. "dicehall-py/0.1"."""
     name: Name | None = None
     """The player's display name; `join` uses it when it names none."""
-    tokens: Annotated[list[Token], Meta(max_length=L.MAX_TOKENS)] = []
-    features: Annotated[list[Word], Meta(max_length=L.MAX_FEATURES)] = []
+    tokens: Annotated[list[Token], Meta(max_length=MAX_TOKENS)] = []
+    features: Annotated[list[Word], Meta(max_length=MAX_FEATURES)] = []
     """Optional v1 features the client understands; the reply says which are on."""
 
 
@@ -67,7 +67,7 @@ class Create(Request, tag="create", kw_only=True):
     seats: SeatCount
     options: Options = {}
     preset: Word | None = None
-    turn_window: Annotated[int, Meta(ge=1, le=L.MAX_TURN_WINDOW)] | None = None
+    turn_window: Annotated[int, Meta(ge=1, le=MAX_TURN_WINDOW)] | None = None
     """Seconds per turn window; the server's default when absent."""
     public: bool = True
     name: RoomName | None = None

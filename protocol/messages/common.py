@@ -7,7 +7,18 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from .. import limits as L
+from ..limits import (
+    MAX_BOX,
+    MAX_COORD,
+    MAX_DICE,
+    MAX_DIE_INDEX,
+    MAX_NUMBER,
+    MAX_ROW_INDEX,
+    MAX_TILES,
+    MAX_TURN_WINDOW,
+    MAX_WORD,
+    MIN_NUMBER,
+)
 from .fields import (
     Count,
     Name,
@@ -36,12 +47,12 @@ class ErrorBody(msgspec.Struct, omit_defaults=True, kw_only=True):
 
 # --- actions ---------------------------------------------------------------------------
 
-Box = Annotated[int, Meta(ge=0, le=L.MAX_BOX)]
-Number = Annotated[int, Meta(ge=L.MIN_NUMBER, le=L.MAX_NUMBER)]
-DieIndex = Annotated[int, Meta(ge=0, le=L.MAX_DIE_INDEX)]
-RowIndex = Annotated[int, Meta(ge=0, le=L.MAX_ROW_INDEX)]
-Coord = Annotated[int, Meta(ge=-L.MAX_COORD, le=L.MAX_COORD)]
-ActionType = Annotated[str, Meta(min_length=1, max_length=L.MAX_WORD)]
+Box = Annotated[int, Meta(ge=0, le=MAX_BOX)]
+Number = Annotated[int, Meta(ge=MIN_NUMBER, le=MAX_NUMBER)]
+DieIndex = Annotated[int, Meta(ge=0, le=MAX_DIE_INDEX)]
+RowIndex = Annotated[int, Meta(ge=0, le=MAX_ROW_INDEX)]
+Coord = Annotated[int, Meta(ge=-MAX_COORD, le=MAX_COORD)]
+ActionType = Annotated[str, Meta(min_length=1, max_length=MAX_WORD)]
 
 
 class Tile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -62,12 +73,12 @@ class Action(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_
     """
 
     type: ActionType
-    dice: Annotated[list[Word], Meta(max_length=L.MAX_DICE)] | None = None
+    dice: Annotated[list[Word], Meta(max_length=MAX_DICE)] | None = None
     row: Word | RowIndex | None = None
     box: Box | None = None
     number: Number | None = None
-    tiles: Annotated[list[Tile], Meta(max_length=L.MAX_TILES)] | None = None
-    hold: Annotated[list[DieIndex], Meta(max_length=L.MAX_DICE)] | None = None
+    tiles: Annotated[list[Tile], Meta(max_length=MAX_TILES)] | None = None
+    hold: Annotated[list[DieIndex], Meta(max_length=MAX_DICE)] | None = None
     column: Word | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -125,7 +136,7 @@ class RoomInfo(msgspec.Struct, kw_only=True):
     """The resolved options: defaults, then the preset, then the creator's."""
     status: Literal["open", "playing", "over"]
     public: bool
-    turn_window: Annotated[int, Meta(ge=1, le=L.MAX_TURN_WINDOW)]
+    turn_window: Annotated[int, Meta(ge=1, le=MAX_TURN_WINDOW)]
     """Seconds each turn window stays open."""
     seats: list[SeatInfo]
     spectators: Count = 0

@@ -10,66 +10,77 @@ from typing import Annotated, Any
 
 from msgspec import Meta
 
-from .. import limits as L
+from ..limits import (
+    MAX_CHAT,
+    MAX_NAME,
+    MAX_OPTION_INT,
+    MAX_OPTIONS,
+    MAX_REQUEST_ID,
+    MAX_ROOM_ID,
+    MAX_ROOM_NAME,
+    MAX_SAFE_INT,
+    MAX_SEATS,
+    MAX_TOKEN,
+    MAX_URL,
+    MAX_WORD,
+)
 
 _PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 """No control characters: names and chat are shown in terminals and browsers."""
 
 RequestId = Annotated[
     int,
-    Meta(
-        ge=0, le=L.MAX_REQUEST_ID, description="Client-chosen; strictly increasing per connection."
-    ),
+    Meta(ge=0, le=MAX_REQUEST_ID, description="Client-chosen; strictly increasing per connection."),
 ]
 Seq = Annotated[
     int,
-    Meta(ge=0, le=L.MAX_SAFE_INT, description="Per-room sequence number; 1, 2, 3... no gaps."),
+    Meta(ge=0, le=MAX_SAFE_INT, description="Per-room sequence number; 1, 2, 3... no gaps."),
 ]
 UnixMillis = Annotated[
-    int, Meta(ge=0, le=L.MAX_SAFE_INT, description="Absolute time: unix milliseconds.")
+    int, Meta(ge=0, le=MAX_SAFE_INT, description="Absolute time: unix milliseconds.")
 ]
 UnixMicros = Annotated[
-    int, Meta(ge=0, le=L.MAX_SAFE_INT, description="Absolute time: unix microseconds.")
+    int, Meta(ge=0, le=MAX_SAFE_INT, description="Absolute time: unix microseconds.")
 ]
-Count = Annotated[int, Meta(ge=0, le=L.MAX_SAFE_INT)]
-Seat = Annotated[int, Meta(ge=0, lt=L.MAX_SEATS, description="Seat index, 0-based.")]
-SeatCount = Annotated[int, Meta(ge=1, le=L.MAX_SEATS)]
-WindowId = Annotated[int, Meta(ge=0, le=L.MAX_SAFE_INT, description="Turn window id.")]
-Score = Annotated[int, Meta(ge=-L.MAX_SAFE_INT, le=L.MAX_SAFE_INT)]
+Count = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT)]
+Seat = Annotated[int, Meta(ge=0, lt=MAX_SEATS, description="Seat index, 0-based.")]
+SeatCount = Annotated[int, Meta(ge=1, le=MAX_SEATS)]
+WindowId = Annotated[int, Meta(ge=0, le=MAX_SAFE_INT, description="Turn window id.")]
+Score = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
 
-Name = Annotated[str, Meta(min_length=1, max_length=L.MAX_NAME, pattern=_PRINTABLE)]
-RoomName = Annotated[str, Meta(min_length=1, max_length=L.MAX_ROOM_NAME, pattern=_PRINTABLE)]
+Name = Annotated[str, Meta(min_length=1, max_length=MAX_NAME, pattern=_PRINTABLE)]
+RoomName = Annotated[str, Meta(min_length=1, max_length=MAX_ROOM_NAME, pattern=_PRINTABLE)]
 # Room ids, words and action types travel in every `act`; a regex there would triple the
 # decode time (docs/benchmarks.md) and buy nothing: the server looks room ids up and the
 # rules engine checks every word. Lengths are still bounded.
 RoomId = Annotated[
     str,
-    Meta(min_length=1, max_length=L.MAX_ROOM_ID, description="Room id chosen by the server."),
+    Meta(min_length=1, max_length=MAX_ROOM_ID, description="Room id chosen by the server."),
 ]
-Word = Annotated[str, Meta(min_length=1, max_length=L.MAX_WORD)]
+Word = Annotated[str, Meta(min_length=1, max_length=MAX_WORD)]
 Token = Annotated[
     str,
-    Meta(min_length=1, max_length=L.MAX_TOKEN, pattern=r"^[\x21-\x7e]+$", description="Opaque."),
+    Meta(min_length=1, max_length=MAX_TOKEN, pattern=r"^[\x21-\x7e]+$", description="Opaque."),
 ]
 ServerUrl = Annotated[
     str,
     Meta(
         min_length=1,
-        max_length=L.MAX_URL,
+        max_length=MAX_URL,
         pattern=r"^wss?://[\x21-\x7e]+$",
         description="A WebSocket URL (ws:// or wss://) of one server process.",
     ),
 ]
-ChatText = Annotated[str, Meta(min_length=1, max_length=L.MAX_CHAT, pattern=_PRINTABLE)]
+ChatText = Annotated[str, Meta(min_length=1, max_length=MAX_CHAT, pattern=_PRINTABLE)]
 Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
 Text = str
 """Free text written by the server (error messages, reasons): not bounded by the schema."""
 
-OptionInt = Annotated[int, Meta(ge=-L.MAX_OPTION_INT, le=L.MAX_OPTION_INT)]
+OptionInt = Annotated[int, Meta(ge=-MAX_OPTION_INT, le=MAX_OPTION_INT)]
 OptionValue = bool | OptionInt | Word
 Options = Annotated[
     dict[Word, OptionValue],
-    Meta(max_length=L.MAX_OPTIONS, description="Game options by name (see `games`)."),
+    Meta(max_length=MAX_OPTIONS, description="Game options by name (see `games`)."),
 ]
 
 JsonMap = Annotated[

@@ -7,7 +7,7 @@ from typing import Any
 
 from clients.botrunner import SeatBot
 from clients.client import Client
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.results import ActResult
 from tests.support.servers import ServerProcess
 
@@ -28,13 +28,13 @@ async def test_a_bot_asks_again_when_the_room_is_unavailable_for_a_moment(
         async def legal(room: str) -> Any:
             if len(refused) < 2:
                 refused.append("legal")
-                raise E.UnavailableError("the room's server is unreachable; try again shortly")
+                raise errors.UnavailableError("the room's server is unreachable; try again shortly")
             return await real_legal(room)
 
         async def act(room: str, action: Any, window: int | None = None) -> ActResult:
             if refused.count("act") < 1:
                 refused.append("act")
-                raise E.UnavailableError("the room moved to another server")
+                raise errors.UnavailableError("the room moved to another server")
             return await real_act(room, action, window)
 
         client.legal, client.act = legal, act  # type: ignore[method-assign]

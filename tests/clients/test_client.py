@@ -19,7 +19,7 @@ from clients.client import (
     http_url,
 )
 from clients.terminal import Terminal
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import (
     Chat,
     Event,
@@ -95,20 +95,20 @@ async def test_features_are_asked_for_in_every_hello(server: ServerProcess) -> N
 
 async def test_error_replies_raise_the_catalogue_exception(server: ServerProcess) -> None:
     async with Client(server.ws) as client:
-        with pytest.raises(E.NoSuchRoomError) as missing:
+        with pytest.raises(errors.NoSuchRoomError) as missing:
             await client.join("no-such-room")
-        assert missing.value.code == 2003 and isinstance(missing.value, E.LobbyError)
-        with pytest.raises(E.NoSuchGameError):
+        assert missing.value.code == 2003 and isinstance(missing.value, errors.LobbyError)
+        with pytest.raises(errors.NoSuchGameError):
             await client.create("chess", 2)
-        with pytest.raises(E.BadOptionsError):
+        with pytest.raises(errors.BadOptionsError):
             await client.create("qwirkle", 6)
         info = await client.create("qwinto", 2, public=False)
         await client.join(info.room)
-        with pytest.raises(E.NotStartedError):
+        with pytest.raises(errors.NotStartedError):
             await client.legal(info.room)
-        with pytest.raises(E.ForbiddenError):
+        with pytest.raises(errors.ForbiddenError):
             await client.start(info.room)  # seat 1 is still open
-        with pytest.raises(E.AlreadyInRoomError):
+        with pytest.raises(errors.AlreadyInRoomError):
             await client.join(info.room)
         assert (await client.ping()).time > 0  # errors never hurt the connection
 
@@ -120,7 +120,7 @@ async def answer(client: Client, room: str, window: int, rng: random.Random) -> 
             legal = await client.legal(room)
         except ConnectionLost:
             continue
-        except E.GameOverError:
+        except errors.GameOverError:
             return
         if legal.window != window or not legal.actions:
             return
@@ -128,7 +128,7 @@ async def answer(client: Client, room: str, window: int, rng: random.Random) -> 
             await client.act(room, rng.choice(legal.actions), window)
         except ConnectionLost:
             continue
-        except (E.WindowClosedError, E.NotYourTurnError):
+        except (errors.WindowClosedError, errors.NotYourTurnError):
             return
 
 

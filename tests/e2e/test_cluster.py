@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from protocol import errors as E
+from protocol import errors
 from server.backends.redis.keys import (
     command_channel,
     event_channel,
@@ -82,7 +82,7 @@ async def game_across(cluster: RedisClusterNodes, a: ServerProcess, b: ServerPro
         assert channel_subscribers(cluster, command_channel(room), "shardnumsub") == 1
         assert channel_subscribers(cluster, event_channel(room), "numsub") == 0
 
-        with pytest.raises(E.ForbiddenError):  # from B, forwarded to A, refused there
+        with pytest.raises(errors.ForbiddenError):  # from B, forwarded to A, refused there
             await players[1].client.start(room)  # (seat 0 on A hosts)
         await players[0].client.start(room)  # seat 1's acts go from B to A over the shard
         overs = await asyncio.gather(*(p.finish() for p in players))

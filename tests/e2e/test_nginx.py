@@ -43,7 +43,7 @@ from websockets.typing import Subprotocol
 
 from clients.botrunner import SeatBot
 from clients.client import Client, RoomLost
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import GameOver
 from rules.bots import get_bot
 from rules.records import replay
@@ -543,7 +543,7 @@ async def play_seat(
                 pause_after = None
             try:
                 legal = await client.legal(room)
-            except E.GameOverError:  # replies may overtake room messages: game_over follows
+            except errors.GameOverError:  # replies may overtake room messages: game_over follows
                 break
             if legal.window != turn.window or not legal.actions:
                 break

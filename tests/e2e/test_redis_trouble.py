@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from clients.client import Client
-from protocol import errors as E
+from protocol import errors
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import (
     Player,
@@ -180,9 +180,9 @@ async def test_a_black_holed_redis_fails_requests_fast_and_everything_resumes(
         for server in (a, b):
             async with Client(server.ws, name="probe", reconnect_timeout=0) as probe:
                 async with asyncio.timeout(10):  # a hang fails here
-                    with pytest.raises(E.UnavailableError):
+                    with pytest.raises(errors.UnavailableError):
                         await probe.create("qwixx", 2)
-                    with pytest.raises(E.UnavailableError):
+                    with pytest.raises(errors.UnavailableError):
                         await probe.spectate(room)
 
         proxy.restore()

@@ -22,8 +22,8 @@ from protocol import (
     Spectate,
     Welcome,
     encode,
+    errors,
 )
-from protocol import errors as E
 from protocol.messages.server import ErrorMessage, Reply
 
 from .samples import ROOM
@@ -73,23 +73,23 @@ def test_results_tolerate_fields_a_newer_server_adds(encoding: Encoding) -> None
 def test_error_replies_become_catalogue_exceptions(encoding: Encoding) -> None:
     c = ClientConnection(encoding)
     act, _ = c.request(Spectate(id=0, room="r1"))
-    error = E.IllegalActionError("row must increase", rule="row-increasing").body()
+    error = errors.IllegalActionError("row must increase", rule="row-increasing").body()
     [response] = c.receive(encode(Reply(id=act.id, ok=False, error=error), encoding))
     assert isinstance(response, Response) and not response.ok
-    assert isinstance(response.error, E.IllegalActionError)
+    assert isinstance(response.error, errors.IllegalActionError)
     assert response.error.rule == "row-increasing"
 
 
 def test_a_reply_nobody_asked_for_is_a_protocol_error(encoding: Encoding) -> None:
     c = ClientConnection(encoding)
-    with pytest.raises(E.InvalidMessageError):
+    with pytest.raises(errors.InvalidMessageError):
         c.receive(encode(Reply(id=5, ok=True, result={}), encoding))
 
 
 def test_a_result_of_the_wrong_shape_is_a_protocol_error(encoding: Encoding) -> None:
     c = ClientConnection(encoding)
     ping, _ = c.request(Ping(id=0))
-    with pytest.raises(E.InvalidMessageError):
+    with pytest.raises(errors.InvalidMessageError):
         c.receive(encode(Reply(id=ping.id, ok=True, result={"time": "noon"}), encoding))
 
 
@@ -149,22 +149,24 @@ def test_client_and_server_connections_talk(encoding: Encoding) -> None:
             elif isinstance(item, Ping):
                 got += client.receive(server.reply(item.id, PingResult(time=1000, echo=item.time)))
             else:
-                got += client.receive(server.fail(item.id, E.NoSuchRoomError(request_id=item.id)))
+                got += client.receive(
+                    server.fail(item.id, errors.NoSuchRoomError(request_id=item.id))
+                )
         return got
 
     [early] = roundtrip(Ping(id=0, time=5), 0.0)
-    assert isinstance(early, Response) and isinstance(early.error, E.HelloFirstError)
+    assert isinstance(early, Response) and isinstance(early.error, errors.HelloFirstError)
     [hello] = roundtrip(Hello(id=0, client="t", name="Ada"), 0.1)
     assert isinstance(hello, Response) and hello.result == HelloResult(name="Ada")
     [pong] = roundtrip(Ping(id=0, time=5), 0.2)
     assert isinstance(pong, Response) and pong.result == PingResult(time=1000, echo=5)
     [missing] = roundtrip(Spectate(id=0, room="nowhere"), 0.3)
-    assert isinstance(missing, Response) and isinstance(missing.error, E.NoSuchRoomError)
+    assert isinstance(missing, Response) and isinstance(missing.error, errors.NoSuchRoomError)
     assert client.pending == {} and server.pending == frozenset()
 
 
 def test_unsolicited_errors_are_delivered(encoding: Encoding) -> None:
     c = ClientConnection(encoding)
-    body = E.MalformedError("bad").body()
+    body = errors.MalformedError("bad").body()
     [message] = c.receive(encode(ErrorMessage(error=body), encoding))
     assert isinstance(message, ErrorMessage) and message.error.code == 1001

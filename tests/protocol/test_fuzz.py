@@ -27,8 +27,8 @@ from protocol import (
     ServerConnection,
     ServerMessageDecoder,
     encode,
+    errors,
 )
-from protocol import errors as E
 from protocol.codec import CLIENT_TYPES, SERVER_TYPES
 from protocol.limits import MAX_REQUEST_ID
 
@@ -51,7 +51,7 @@ FIELDS = [
     "time", "text", "dice", "row", "box", "number", "tiles", "hold", "column", "color", "shape",
     "x", "y", "seq", "event", "view", "info", "result", "error", "ok", "from", "limits",
 ]  # fmt: skip
-LEAF_ERRORS = set(E.catalogue())
+LEAF_ERRORS = set(errors.catalogue())
 
 
 TYPES = sorted(CLIENT_TYPES | SERVER_TYPES)

@@ -20,10 +20,10 @@ from protocol import (
     ServerConnection,
     Spectate,
     Welcome,
+    errors,
     refusal_reason,
     select,
 )
-from protocol import errors as E
 from protocol.close import MAX_REASON_BYTES, reason
 
 
@@ -68,7 +68,7 @@ def test_hello_must_come_first_and_only_once() -> None:
     hello(c, 2)
     assert c.state is ConnectionState.OPEN
     out = send(c, {"type": "hello", "id": 3, "client": "again"})
-    assert error_of(out)["code"] == E.AlreadyHelloError.code
+    assert error_of(out)["code"] == errors.AlreadyHelloError.code
     [ping] = send(c, {"type": "ping", "id": 4})
     assert isinstance(ping, Ping)
 
@@ -79,16 +79,16 @@ def test_every_request_gets_exactly_one_reply() -> None:
     [request] = send(c, {"type": "spectate", "id": 1, "room": "r1"})
     assert isinstance(request, Spectate)
     assert c.pending == {1}
-    frame = json.loads(c.fail(1, E.NoSuchRoomError("no room r1", request_id=1)))
+    frame = json.loads(c.fail(1, errors.NoSuchRoomError("no room r1", request_id=1)))
     assert frame == {
         "type": "reply",
         "id": 1,
         "ok": False,
         "error": {"code": 2003, "name": "no-such-room", "message": "no room r1"},
     }
-    with pytest.raises(E.ProtocolMisuse):
+    with pytest.raises(errors.ProtocolMisuse):
         c.reply(1)
-    with pytest.raises(E.ProtocolMisuse):
+    with pytest.raises(errors.ProtocolMisuse):
         c.reply(99)
     assert c.pending == frozenset()
 
@@ -103,12 +103,12 @@ def test_illegal_action_error_carries_the_rule() -> None:
     c = conn()
     hello(c)
     send(c, {"type": "act", "id": 1, "room": "r", "action": {"type": "pass"}})
-    error = E.IllegalActionError("the row must increase", rule="row-increasing")
+    error = errors.IllegalActionError("the row must increase", rule="row-increasing")
     assert json.loads(c.fail(1, error))["error"]["rule"] == "row-increasing"
 
 
 def test_replies_are_not_ordinary_messages() -> None:
-    with pytest.raises(E.ProtocolMisuse):
+    with pytest.raises(errors.ProtocolMisuse):
         conn().send(Reply(id=1, ok=True))
 
 
@@ -168,7 +168,7 @@ def test_lobby_and_game_errors_are_not_abuse() -> None:
     hello(c)
     for rid in range(1, 6):
         send(c, {"type": "spectate", "id": rid, "room": "nope"})
-        c.fail(rid, E.NoSuchRoomError(request_id=rid))
+        c.fail(rid, errors.NoSuchRoomError(request_id=rid))
     assert c.state is ConnectionState.OPEN
 
 

@@ -14,8 +14,8 @@ import zlib
 import msgspec
 import pytest
 
-from protocol import errors as E
-from protocol.messages import client as C
+from protocol import errors
+from protocol.messages import client as requests
 from server.app import Server
 from server.backends import MemoryBackend, RoomSpec, base
 from server.commands import (
@@ -69,7 +69,7 @@ async def test_quiet_rooms_nobody_is_in_are_closed() -> None:
         await backend.reap()
         assert {r.room for r in await backend.rooms()} == {seated, watched, fresh}
         assert backend.stats()["rooms_closed"] == 1
-        with pytest.raises(E.NoSuchRoomError):
+        with pytest.raises(errors.NoSuchRoomError):
             await backend.call(empty, SyncCmd(seat=None))
 
         # Once the player is gone and the spectator leaves, those rooms go too.
@@ -108,7 +108,7 @@ async def test_windows_closed_by_deadline_stay_counted_when_their_room_is_gone()
 async def exists(server: Server, room: str) -> bool:
     try:
         await server.backend.call(room, SyncCmd(seat=None))
-    except E.NoSuchRoomError:
+    except errors.NoSuchRoomError:
         return False
     return True
 
@@ -122,13 +122,13 @@ async def test_a_finished_house_bot_game_is_closed_and_its_bots_released() -> No
         host = await hello(server)
         room = await create(host, "qwinto", 2)
         watcher = Member(server)
-        await watcher.ask(C.Hello, client="test")
-        await watcher.ask(C.Spectate, room=room)
-        await host.ask(C.AddBots, room=room)
-        await host.ask(C.Start, room=room)
+        await watcher.ask(requests.Hello, client="test")
+        await watcher.ask(requests.Spectate, room=room)
+        await host.ask(requests.AddBots, room=room)
+        await host.ask(requests.Start, room=room)
         await asyncio.wait_for(watcher.over.wait(), 30)
         assert any(r == room for r, _ in server.bots)
-        await watcher.ask(C.Leave, room=room)
+        await watcher.ask(requests.Leave, room=room)
 
         deadline = time.monotonic() + 10
         while await exists(server, room) or server.hub.members(room):
@@ -167,7 +167,7 @@ async def closed(backend: MemoryBackend, room: str) -> bool:
         await asyncio.sleep(0)
     try:
         await backend.call(room, SyncCmd(seat=None))
-    except E.NoSuchRoomError:
+    except errors.NoSuchRoomError:
         return True
     return False
 

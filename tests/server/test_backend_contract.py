@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
 from rules.records import replay
 from server.app import Server
@@ -97,7 +97,7 @@ async def test_an_unknown_room_is_no_such_room(
     kind: str, redis_factory: Callable[[], RedisServer]
 ) -> None:
     async with running(kind, redis_factory) as backend:
-        with pytest.raises(E.NoSuchRoomError):
+        with pytest.raises(errors.NoSuchRoomError):
             await backend.call("nope", LegalCmd(seat=None))
         assert await backend.record("nope") is None
 
@@ -112,9 +112,9 @@ async def test_commands_run_in_order_and_their_messages_reach_the_hub_in_seq_ord
         await backend.subscribe(room)
         assert await backend.call(room, JoinCmd(name="Ada", seat=None, nonce="a")) == 0
         assert await backend.call(room, JoinCmd(name="Bo", seat=None, nonce="b")) == 1
-        with pytest.raises(E.NotStartedError):
+        with pytest.raises(errors.NotStartedError):
             await backend.call(room, LegalCmd(seat=0))
-        with pytest.raises(E.SeatTakenError):
+        with pytest.raises(errors.SeatTakenError):
             await backend.call(room, JoinCmd(name="Cy", seat=1, nonce="c"))
         await backend.call(room, StartCmd(seat=0))
         await eventually(lambda: any(isinstance(m, Window) for m in listener.got), "a window")

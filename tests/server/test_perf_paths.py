@@ -9,7 +9,7 @@ import random
 import time
 import tracemalloc
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import Chat
 from protocol.subprotocols import Encoding
 from rules import get_game
@@ -214,7 +214,7 @@ async def test_a_finished_game_nobody_is_in_closes_sooner_than_a_quiet_one() -> 
         assert await backend.record(finished) is not None, "its record outlives it"
         try:
             await backend.call(finished, SyncCmd(seat=None))
-        except E.NoSuchRoomError:
+        except errors.NoSuchRoomError:
             pass
         else:
             raise AssertionError("the finished room should be closed")

@@ -17,8 +17,8 @@ import msgspec
 import pytest
 import redis
 
-from protocol import errors as E
-from protocol.messages import client as C
+from protocol import errors
+from protocol.messages import client as requests
 from protocol.messages.server import (
     Chat,
     Event,
@@ -99,7 +99,7 @@ class Seated(Member):
 
 async def seated(server: Server, name: str) -> Seated:
     member = Seated(server)
-    await member.ask(C.Hello, client="test", name=name, tokens=[])
+    await member.ask(requests.Hello, client="test", name=name, tokens=[])
     return member
 
 
@@ -110,12 +110,14 @@ async def play(m: Seated, room: str) -> None:
         await asyncio.wait_for(m.changed.wait(), 30)
         m.changed.clear()
         try:
-            legal = await m.ask(C.Legal, room=room)
-        except E.GameOverError:
+            legal = await m.ask(requests.Legal, room=room)
+        except errors.GameOverError:
             return
         if legal.window is not None and legal.actions:
-            with contextlib.suppress(E.WindowClosedError, E.NotYourTurnError):
-                await m.ask(C.Act, room=room, action=act(legal.actions[0]), window=legal.window)
+            with contextlib.suppress(errors.WindowClosedError, errors.NotYourTurnError):
+                await m.ask(
+                    requests.Act, room=room, action=act(legal.actions[0]), window=legal.window
+                )
 
 
 async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
@@ -124,18 +126,18 @@ async def test_a_room_lives_in_redis_lease_log_snapshot_and_lobby(
     url, r = db
     async with processes(url) as (a, b):
         host = await hello(a, "Ada")
-        room = (await host.ask(C.Create, game="qwixx", seats=2, name="pub")).room.room
+        room = (await host.ask(requests.Create, game="qwixx", seats=2, name="pub")).room.room
         assert lease_owner(r, room) == backend(a).proc
         assert 0 < r.pttl(lease_key(room)) <= 2000
         assert backend(a).stats()["rooms"] == 1 and backend(b).stats()["rooms"] == 0
 
         # The lobby is one: the room B lists is the room A runs.
-        listed = await (await hello(b)).ask(C.Rooms)
+        listed = await (await hello(b)).ask(requests.Rooms)
         assert [i.room for i in listed.rooms] == [room]
 
-        await host.ask(C.Spectate, room=room)
-        await host.ask(C.AddBots, room=room)
-        await host.ask(C.Start, room=room)
+        await host.ask(requests.Spectate, room=room)
+        await host.ask(requests.AddBots, room=room)
+        await host.ask(requests.Start, room=room)
         await asyncio.wait_for(host.over.wait(), 30)
 
         # Every message the host got is in the log under its seq, as it saw it; the
@@ -166,29 +168,29 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
     async with processes(url) as (a, b):
         host = await seated(a, "Ada")
         room = await create(host, "qwinto", 3)
-        await host.ask(C.Join, room=room)
+        await host.ask(requests.Join, room=room)
         # Two seats and a spectator on B: their joins, chats and acts reach A over Redis.
         bo, cy, watcher = await seated(b, "Bo"), await seated(b, "Cy"), await seated(b, "W")
-        assert (await bo.ask(C.Join, room=room)).seat == 1
-        assert (await cy.ask(C.Join, room=room)).seat == 2
-        await watcher.ask(C.Spectate, room=room)
+        assert (await bo.ask(requests.Join, room=room)).seat == 1
+        assert (await cy.ask(requests.Join, room=room)).seat == 2
+        await watcher.ask(requests.Spectate, room=room)
 
         def numsub() -> int:
             return int(r.pubsub_numsub(event_channel(room))[0][1])
 
         assert numsub() == 1  # B, once for three members; A, the owner, delivers its own
 
-        chat = await bo.ask(C.SendChat, room=room, text="hi from B")
+        chat = await bo.ask(requests.SendChat, room=room, text="hi from B")
         assert chat.seq == committed_seq(r, room)
-        with pytest.raises(E.NotStartedError):  # errors come back as themselves
-            await bo.ask(C.Act, room=room, action=act({"type": "roll"}), window=None)
+        with pytest.raises(errors.NotStartedError):  # errors come back as themselves
+            await bo.ask(requests.Act, room=room, action=act({"type": "roll"}), window=None)
 
-        with pytest.raises(E.ForbiddenError):  # only the host (Ada, seat 0) starts
-            await bo.ask(C.Start, room=room)
-        await host.ask(C.Leave, room=room)  # the role passes to Bo, on B
+        with pytest.raises(errors.ForbiddenError):  # only the host (Ada, seat 0) starts
+            await bo.ask(requests.Start, room=room)
+        await host.ask(requests.Leave, room=room)  # the role passes to Bo, on B
         rejoined = len(host.out)
-        assert (await host.ask(C.Join, room=room)).seat == 0
-        await bo.ask(C.Start, room=room)
+        assert (await host.ask(requests.Join, room=room)).seat == 0
+        await bo.ask(requests.Start, room=room)
         hosts = [m.info.host for m in watcher.stream(room) if isinstance(m, RoomUpdate)]
         assert hosts[-3:] == [1, 1, 1]  # told to all: Ada left, Ada sat again, the start
         members = (host, bo, cy, watcher)
@@ -209,7 +211,7 @@ async def test_another_process_forwards_commands_and_listens_once_per_room(
 
         # The last member on B gone, B stops listening to the room.
         for m in (bo, cy, watcher):
-            await m.ask(C.Leave, room=room)
+            await m.ask(requests.Leave, room=room)
         await eventually(lambda: numsub() == 0)
 
 
@@ -217,8 +219,8 @@ async def two_seats(a: Server, b: Server, **fields: Any) -> tuple[Member, Member
     """Ada on A creates a 2-seat Qwixx room (A owns it), Bo on B takes the other seat."""
     ada, bo = await hello(a, "Ada"), await hello(b, "Bo")
     room = await create(ada, "qwixx", 2, **fields)
-    await ada.ask(C.Join, room=room)
-    await bo.ask(C.Join, room=room)
+    await ada.ask(requests.Join, room=room)
+    await bo.ask(requests.Join, room=room)
     return ada, bo, room
 
 
@@ -241,11 +243,11 @@ async def test_a_forwarded_command_that_commits_is_answered_by_its_commit(
             await answer(key, data, px, channel)
 
         link.answer = counted  # type: ignore[method-assign]
-        chat = await bo.ask(C.SendChat, room=room, text="one trip")
+        chat = await bo.ask(requests.SendChat, room=room, text="one trip")
         assert bo.stream(room)[-1].seq == chat.seq, "the message came before the reply"
         assert answered == [] and r.get(snap_key(room)) is not None
-        with pytest.raises(E.NotStartedError):  # (errors commit nothing either)
-            await bo.ask(C.Legal, room=room)
+        with pytest.raises(errors.NotStartedError):  # (errors commit nothing either)
+            await bo.ask(requests.Legal, room=room)
         assert len(answered) == 1
 
 
@@ -260,7 +262,7 @@ async def test_a_command_nobody_hears_is_sent_again_until_the_owner_hears_it(
         ada, bo, room = await two_seats(a, b)
         owner = backend(a)
         await owner.link.unsubscribe(command_channel(room))  # deaf for a while
-        said = asyncio.ensure_future(bo.ask(C.SendChat, room=room, text="again"))
+        said = asyncio.ensure_future(bo.ask(requests.SendChat, room=room, text="again"))
         replies = f"dh:{{proc-{backend(b).proc}}}:reply:*"
 
         def told_to_retry() -> int:
@@ -292,7 +294,7 @@ async def test_garbage_on_the_command_and_reply_channels_changes_nothing(
         # The chat's command and its answer travel the same channels after the junk, and
         # a channel keeps its order: once it is answered, the junk was read, and if any
         # of it had been taken for a command, the chat would not be the next message.
-        chat = await bo.ask(C.SendChat, room=room, text="still here")
+        chat = await bo.ask(requests.SendChat, room=room, text="still here")
         assert chat.seq == before + 1 == committed_seq(r, room)
 
 
@@ -300,13 +302,15 @@ async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.
     url, _ = db
     async with processes(url) as (a, b):
         ada, bo = await hello(a, "Ada"), Seated(b)
-        await bo.ask(C.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"])
+        await bo.ask(
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"]
+        )
         room = await create(ada, "qwixx", 2, turn_window=600)
-        await ada.ask(C.Join, room=room)
-        await bo.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
-        bare = await bo.ask(C.Legal, room=room, view=False)
-        full = await bo.ask(C.Legal, room=room)
+        await ada.ask(requests.Join, room=room)
+        await bo.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
+        bare = await bo.ask(requests.Legal, room=room, view=False)
+        full = await bo.ask(requests.Legal, room=room)
         assert bare.view is None and full.view["you"] == 1 and bare.actions == full.actions
 
 
@@ -315,19 +319,19 @@ async def test_seat_tokens_and_resume_work_on_every_process(db: tuple[str, redis
     async with processes(url) as (a, b):
         ada, bo = await hello(a, "Ada"), await hello(a, "Bo")
         room = await create(ada, "qwixx", 2, turn_window=600)
-        token = (await ada.ask(C.Join, room=room)).token
-        await bo.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
+        token = (await ada.ask(requests.Join, room=room)).token
+        await bo.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
         last_seq = ada.stream(room)[-1].seq
         await ada.session.disconnected()
-        await bo.ask(C.SendChat, room=room, text="while Ada was away")
+        await bo.ask(requests.SendChat, room=room, text="while Ada was away")
 
         back = await hello(b, "Ada", [token])
         held = back.out[0][2]
         assert [(h.room, h.seat) for h in held.seats] == [(room, 0)] and held.rejected == []
-        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        resumed = await back.ask(requests.Resume, room=room, last_seq=last_seq)
         assert resumed.mode == "events"
-        await bo.ask(C.SendChat, room=room, text="welcome back")
+        await bo.ask(requests.SendChat, room=room, text="welcome back")
         await eventually(lambda: sum(isinstance(m, Chat) for m in back.stream(room)) == 2)
         caught = back.stream(room)
         assert [m.seq for m in caught] == list(range(last_seq + 1, last_seq + 1 + len(caught)))
@@ -348,10 +352,10 @@ async def test_a_draining_process_hands_its_rooms_over(db: tuple[str, redis.Redi
     async with processes(url, 1, 10_000) as (a,), processes(url, 1, 10_000) as (b,):
         host = await hello(a)
         room = await create(host, "yamb", 2, turn_window=600)
-        await host.ask(C.AddBots, room=room)
+        await host.ask(requests.AddBots, room=room)
         watcher = await hello(b)
-        await watcher.ask(C.Spectate, room=room)
-        await host.ask(C.Start, room=room)
+        await watcher.ask(requests.Spectate, room=room)
+        await host.ask(requests.Start, room=room)
         await eventually(lambda: watcher.stream(room)[-1].seq > 20)
         owner = lease_owner(r, room)
 
@@ -377,7 +381,7 @@ async def test_an_owner_that_lost_its_lease_writes_nothing_more(
 
         r.delete(lease_key(room))  # as if it had expired
         await eventually(lambda: lease_owner(r, room) == backend(b).proc)
-        chat = await ada.ask(C.SendChat, room=room, text="after the move")
+        chat = await ada.ask(requests.SendChat, room=room, text="after the move")
         assert chat.seq == before + 1
         assert backend(a).local_room(room) is None
         log = committed_log(r, room)
@@ -401,7 +405,7 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
     url, r = db
     async with processes(url) as (a, b):
         ada, bo, room = await two_seats(a, b, turn_window=600)
-        await ada.ask(C.Start, room=room)
+        await ada.ask(requests.Start, room=room)
         secret = r.get(SECRET)
         seq = committed_seq(r, room)
 
@@ -412,7 +416,7 @@ async def test_an_owner_writes_its_room_back_when_redis_lost_it(
         assert snapshot_seq(r, room) == seq  # written back whole: a snapshot
         assert r.hget(LOBBY, room) is not None and r.get(SECRET) == secret
 
-        chat = await bo.ask(C.SendChat, room=room, text="still here")
+        chat = await bo.ask(requests.SendChat, room=room, text="still here")
         assert chat.seq == seq + 1
         await eventually(lambda: ada.stream(room)[-1].seq == chat.seq)
         contiguous(ada.stream(room))
@@ -431,13 +435,13 @@ async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_re
         for name in ("Ada", "Bo"):
             m = await seated(a, name)
             room = await create(m, "qwinto", 1)
-            await m.ask(C.Join, room=room)
-            await m.ask(C.Start, room=room)
+            await m.ask(requests.Join, room=room)
+            await m.ask(requests.Start, room=room)
             await asyncio.wait_for(play(m, room), 60)
             assert r.exists(snap_key(room), log_key(room), lease_key(room)) == 3
             played.append((m, room))
         (ada, left), (bo, dropped) = played
-        await ada.ask(C.Leave, room=left)
+        await ada.ask(requests.Leave, room=left)
         await bo.session.disconnected()
         await eventually(lambda: backend(a).stats()["rooms_closed"] == 1)
         assert backend(a).local_room(left) is None and backend(a).local_room(dropped) is not None
@@ -459,12 +463,14 @@ async def test_an_answer_kept_back_commits_nothing_and_its_progress_crosses_to_m
         ada = await hello(a, "Ada")
         bo, cy = Member(b), Member(b)
         for member, name in ((bo, "Bo"), (cy, "Cy")):
-            await member.ask(C.Hello, client="t", name=name, tokens=[], features=["progress"])
+            await member.ask(
+                requests.Hello, client="t", name=name, tokens=[], features=["progress"]
+            )
         room = await create(ada, "qwixx", 3, turn_window=600)
         for member in (ada, bo, cy):
-            await member.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
-        window = (await ada.ask(C.Legal, room=room)).window
+            await member.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
+        window = (await ada.ask(requests.Legal, room=room)).window
         await eventually(
             lambda: (
                 len(bo.stream(room)) > 0
@@ -475,15 +481,15 @@ async def test_an_answer_kept_back_commits_nothing_and_its_progress_crosses_to_m
         snap = r.get(snap_key(room))
         journal_len = r.llen(journal_key(room))
 
-        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         await eventually(lambda: any(isinstance(m, Progress) for m in cy.stream(room)))
         hint = next(m for m in cy.stream(room) if isinstance(m, Progress))
         assert (hint.seq, hint.window, hint.answered) == (seq, window, [0])
-        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         assert committed_seq(r, room) == seq and r.get(snap_key(room)) == snap
         assert r.llen(journal_key(room)) == journal_len, "nothing written for either answer"
 
-        await cy.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await cy.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         await eventually(lambda: ada.stream(room)[-1].seq > seq)
         assert committed_seq(r, room) > seq
         contiguous(ada.stream(room))
@@ -503,21 +509,21 @@ async def test_a_room_handed_over_keeps_the_answers_its_window_kept_back(
     url, r = db
     async with processes(url) as (a, b):
         ada, bo, room = await two_seats(a, b, turn_window=600)
-        await ada.ask(C.Start, room=room)
-        window = (await ada.ask(C.Legal, room=room)).window
-        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(requests.Start, room=room)
+        window = (await ada.ask(requests.Legal, room=room)).window
+        await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         seq = committed_seq(r, room)
 
         await backend(a).leases.give_up(room, release_lease=True)
-        await ada.ask(C.Legal, room=room)  # (a process takes the room over to answer)
+        await ada.ask(requests.Legal, room=room)  # (a process takes the room over to answer)
         owner = a if lease_owner(r, room) == backend(a).proc else b
         core = backend(owner).local_room(room)
         assert core is not None and core.window_id == window and core.seq >= seq
         progress = core.progress()
         assert progress is not None and progress.answered == [1]
-        with pytest.raises(E.NotYourTurnError):  # seat 1's answer is in
-            await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
-        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        with pytest.raises(errors.NotYourTurnError):  # seat 1's answer is in
+            await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         await eventually(lambda: any(isinstance(m, WindowClosed) for m in bo.stream(room)))
         closed = next(m for m in bo.stream(room) if isinstance(m, WindowClosed))
         assert [(x.seat, x.default) for x in closed.actions] == [(0, False), (1, False)]

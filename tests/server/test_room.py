@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.server import (
     Chat,
     Event,
@@ -105,13 +105,13 @@ def test_joining_fills_open_seats_and_refuses_the_rest() -> None:
     assert core.join("a", None, "n0", T0)[0] == 0
     assert core.join("b", 2, "n2", T0)[0] == 2
     before = fingerprint(core)
-    with pytest.raises(E.SeatTakenError):
+    with pytest.raises(errors.SeatTakenError):
         core.join("c", 0, "x", T0)
-    with pytest.raises(E.NoSuchSeatError):
+    with pytest.raises(errors.NoSuchSeatError):
         core.join("c", 3, "x", T0)
     assert fingerprint(core) == before
     assert core.join("c", None, "n1", T0)[0] == 1
-    with pytest.raises(E.RoomFullError):
+    with pytest.raises(errors.RoomFullError):
         core.join("d", None, "x", T0)
     info = core.info()
     assert [(s.kind, s.name, s.connected) for s in info.seats] == [
@@ -124,7 +124,7 @@ def test_joining_fills_open_seats_and_refuses_the_rest() -> None:
 def test_start_needs_every_seat_held_and_the_host() -> None:
     core = room("qwixx", 2)
     core.join("a", 0, "n0", T0, "host")
-    with pytest.raises(E.ForbiddenError):
+    with pytest.raises(errors.ForbiddenError):
         core.start(T0)
     core.may_host(None, 0)
     core.add_bots("random", None, T0)
@@ -139,7 +139,7 @@ def test_start_needs_every_seat_held_and_the_host() -> None:
         lambda: core.join("late", None, "x", T0),
         lambda: core.add_bots("random", None, T0),
     ):
-        with pytest.raises(E.AlreadyStartedError):
+        with pytest.raises(errors.AlreadyStartedError):
             refused()
     assert fingerprint(core) == before
 
@@ -158,14 +158,14 @@ def test_a_stranger_who_sits_first_does_not_host_the_creators_room() -> None:
     assert core.host is None and hosts(out) == [None]
     before = fingerprint(core)
     for key, seat in ((None, 0), ("not the key", 0), (None, 1), (None, None)):
-        with pytest.raises(E.ForbiddenError, match="the creator"):
+        with pytest.raises(errors.ForbiddenError, match="the creator"):
             core.may_host(key, seat)
     assert fingerprint(core) == before
     core.may_host("host", None)  # the creator hosts before it sits
     _, out = core.join("creator", 2, "n2", T0, "host")
     assert core.host == 2 and hosts(out) == [2]
     core.may_host(None, 2)  # now its seat hosts, whichever connection holds it
-    with pytest.raises(E.ForbiddenError, match="seat 2"):
+    with pytest.raises(errors.ForbiddenError, match="seat 2"):
         core.may_host("host", 0)
 
 
@@ -253,12 +253,12 @@ def test_house_bots_take_open_seats_only() -> None:
     core = room("yamb", 4)
     core.join("a", 1, "n1", T0)
     before = fingerprint(core)
-    with pytest.raises(E.NoSuchBotError):
+    with pytest.raises(errors.NoSuchBotError):
         core.add_bots("grandmaster", None, T0)
     assert fingerprint(core) == before
     assert core.add_bots("random", 2, T0)[0] == [0, 2]
     assert core.add_bots("random", None, T0)[0] == [3]
-    with pytest.raises(E.RoomFullError):
+    with pytest.raises(errors.RoomFullError):
         core.add_bots("random", None, T0)
     assert [s.kind for s in core.seats] == ["bot", "human", "bot", "bot"]
 
@@ -355,26 +355,26 @@ def test_presence_is_announced_only_when_it_changes() -> None:
 
 def test_refused_actions_change_nothing() -> None:
     core, _ = full("qwinto", 2)
-    with pytest.raises(E.NotStartedError):
+    with pytest.raises(errors.NotStartedError):
         core.act(0, {"type": "pass"}, None, T0)
     core.start(T0)
     assert core.state is not None and core.state.actors() == (0,)
     window = core.window_id
     assert window is not None
     before = fingerprint(core)
-    refusals: list[tuple[type[E.ProtocolError], int, dict[str, Any], int | None]] = [
-        (E.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window - 1),
-        (E.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window + 1),
-        (E.NotYourTurnError, 1, {"type": "pass"}, window),
-        (E.NoSuchSeatError, 4, {"type": "pass"}, window),
-        (E.IllegalActionError, 0, {"type": "enter", "row": "red", "box": 0}, window),
-        (E.IllegalActionError, 0, {"type": "roll", "dice": ["purple"]}, None),
-        (E.IllegalActionError, 0, {"type": "fly"}, window),
+    refusals: list[tuple[type[errors.ProtocolError], int, dict[str, Any], int | None]] = [
+        (errors.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window - 1),
+        (errors.WindowClosedError, 0, {"type": "roll", "dice": ["red"]}, window + 1),
+        (errors.NotYourTurnError, 1, {"type": "pass"}, window),
+        (errors.NoSuchSeatError, 4, {"type": "pass"}, window),
+        (errors.IllegalActionError, 0, {"type": "enter", "row": "red", "box": 0}, window),
+        (errors.IllegalActionError, 0, {"type": "roll", "dice": ["purple"]}, None),
+        (errors.IllegalActionError, 0, {"type": "fly"}, window),
     ]
     for error, seat, action, win in refusals:
         with pytest.raises(error) as caught:
             core.act(seat, action, win, T0 + 1)
-        if error is E.IllegalActionError:
+        if error is errors.IllegalActionError:
             assert caught.value.body().rule
         assert fingerprint(core) == before
 
@@ -390,7 +390,7 @@ def test_a_shared_window_closes_when_the_last_actor_answers() -> None:
     assert out == [] and core.seq == seq, "the answer is kept back, unnumbered"
     progress = core.progress()
     assert progress is not None and progress.answered == [1] and progress.seq == seq
-    with pytest.raises(E.NotYourTurnError):  # answering twice
+    with pytest.raises(errors.NotYourTurnError):  # answering twice
         core.act(1, {"type": "pass"}, opened.window, T0 + 2)
     out = core.act(0, {"type": "pass"}, opened.window, T0 + 3)
     events = [m.event for m in messages(out, Event)]
@@ -460,10 +460,10 @@ def test_a_whole_game_ends_with_the_seed_and_a_record_that_replays() -> None:
     assert result.state.scores() == over.scores
     assert result.state.winners() == over.winners
     before = fingerprint(core)
-    with pytest.raises(E.GameOverError):
+    with pytest.raises(errors.GameOverError):
         core.act(0, {"type": "pass"}, None, T0)
     assert core.legal(0) == (None, [], core.state.view(0))  # the final view, no actions
-    with pytest.raises(E.GameOverError):
+    with pytest.raises(errors.GameOverError):
         core.join("late", None, "x", T0)
     assert fingerprint(core) == before
 
@@ -547,5 +547,5 @@ def test_legal_lists_the_seats_actions_and_the_open_window() -> None:
     assert {"type": "roll", "dice": ["red", "yellow", "blue"]} in actions
     assert core.legal(1) == (core.window_id, [], core.state.view(1))
     assert core.legal(None) == (core.window_id, [], core.state.view(None))
-    with pytest.raises(E.NoSuchSeatError):
+    with pytest.raises(errors.NoSuchSeatError):
         core.legal(2)

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from protocol import errors as E
-from protocol.messages import client as C
+from protocol import errors
+from protocol.messages import client as requests
 from protocol.messages.common import Action
 from protocol.messages.server import (
     Chat,
@@ -61,7 +61,7 @@ class Member:
     def reply(self, request_id: int, result: msgspec.Struct) -> None:
         self.out.append(("reply", request_id, result))
 
-    def fail(self, request_id: int, error: E.ProtocolError) -> None:
+    def fail(self, request_id: int, error: errors.ProtocolError) -> None:
         self.out.append(("fail", request_id, error))
 
     def message(self, message: ServerMessage) -> None:
@@ -80,7 +80,7 @@ class Member:
 
     # --- requests ---------------------------------------------------------------------------
 
-    async def ask(self, kind: type[C.Request], **fields: Any) -> Any:
+    async def ask(self, kind: type[requests.Request], **fields: Any) -> Any:
         """Handle one request; exactly one answer comes out: its result, or it raises."""
         rid = next(self._ids)
         await self.session.handle(kind(id=rid, **fields))
@@ -109,12 +109,12 @@ def contiguous(stream: list[RoomMessage]) -> list[int]:
 
 async def hello(server: Server, name: str = "p", tokens: list[str] | None = None) -> Member:
     member = Member(server)
-    await member.ask(C.Hello, client="test", name=name, tokens=tokens or [])
+    await member.ask(requests.Hello, client="test", name=name, tokens=tokens or [])
     return member
 
 
 async def create(host: Member, game: str, seats: int, **fields: Any) -> str:
-    result = await host.ask(C.Create, game=game, seats=seats, public=False, **fields)
+    result = await host.ask(requests.Create, game=game, seats=seats, public=False, **fields)
     room: str = result.room.room
     return room
 
@@ -131,7 +131,7 @@ async def test_concurrent_joins_each_get_a_snapshot_then_every_later_message() -
         host = await hello(server)
         room = await create(host, "qwinto", 4, autostart=True)
         members = [await hello(server, f"p{i}") for i in range(4)]
-        await asyncio.gather(*(m.ask(C.Join, room=room) for m in members))
+        await asyncio.gather(*(m.ask(requests.Join, room=room) for m in members))
         ends = set()
         seats = set()
         statuses = set()
@@ -155,14 +155,14 @@ async def test_spectators_arriving_mid_game_miss_nothing_and_see_nothing_twice()
     async with running() as server:
         host = await hello(server)
         room = await create(host, "yamb", 4)
-        await host.ask(C.AddBots, room=room)
-        await host.ask(C.Start, room=room)
+        await host.ask(requests.AddBots, room=room)
+        await host.ask(requests.Start, room=room)
         watchers = []
         for _ in range(8):
             for _ in range(40):
                 await asyncio.sleep(0)  # let the bots move between arrivals
             w = await hello(server)
-            await w.ask(C.Spectate, room=room)
+            await w.ask(requests.Spectate, room=room)
             watchers.append(w)
         for w in watchers:
             await asyncio.wait_for(w.over.wait(), 30)
@@ -182,9 +182,9 @@ async def seated_pair(server: Server) -> tuple[Member, Member, str, str]:
     ada = await hello(server, "Ada")
     bo = await hello(server, "Bo")
     room = await create(ada, "qwixx", 2, turn_window=600)
-    token = (await ada.ask(C.Join, room=room)).token
-    await bo.ask(C.Join, room=room)
-    await ada.ask(C.Start, room=room)
+    token = (await ada.ask(requests.Join, room=room)).token
+    await bo.ask(requests.Join, room=room)
+    await ada.ask(requests.Start, room=room)
     return ada, bo, room, token
 
 
@@ -194,18 +194,18 @@ async def test_resume_sends_exactly_the_missed_messages_then_live_ones() -> None
         last_seq = ada.stream(room)[-1].seq
         await ada.session.disconnected()
         for i in range(3):
-            await bo.ask(C.SendChat, room=room, text=f"missed {i}")
+            await bo.ask(requests.SendChat, room=room, text=f"missed {i}")
 
         back = await hello(server, "Ada", [token])
         held = back.out[0][2]
         assert [(s.room, s.seat) for s in held.seats] == [(room, 0)] and held.rejected == []
-        await bo.ask(C.SendChat, room=room, text="before the resume")
+        await bo.ask(requests.SendChat, room=room, text="before the resume")
         assert back.stream(room) == [], "a seat taken back waits for its resume"
-        with pytest.raises(E.NotSeatedError):
-            await back.ask(C.Legal, room=room)
+        with pytest.raises(errors.NotSeatedError):
+            await back.ask(requests.Legal, room=room)
 
         mark = len(back.out)
-        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        resumed = await back.ask(requests.Resume, room=room, last_seq=last_seq)
         assert resumed.mode == "events"
         caught = back.stream(room, mark)
         assert [m.seq for m in caught[: resumed.seq - last_seq]] == list(
@@ -215,11 +215,11 @@ async def test_resume_sends_exactly_the_missed_messages_then_live_ones() -> None
         assert texts == ["missed 0", "missed 1", "missed 2", "before the resume"]
         presence = [m for m in caught if isinstance(m, RoomUpdate)]
         assert [u.info.seats[0].connected for u in presence] == [False, True]
-        await bo.ask(C.SendChat, room=room, text="live")
+        await bo.ask(requests.SendChat, room=room, text="live")
         whole = ada.stream(room) + back.stream(room)
         assert contiguous(whole)[-1] == whole[-1].seq
         assert isinstance(whole[-1], Chat) and whole[-1].text == "live"
-        legal = await back.ask(C.Legal, room=room)
+        legal = await back.ask(requests.Legal, room=room)
         assert legal.view["you"] == 0
 
 
@@ -229,10 +229,10 @@ async def test_resume_after_the_log_moved_on_sends_a_snapshot() -> None:
         last_seq = ada.stream(room)[-1].seq
         await ada.session.disconnected()
         for i in range(1100):  # more than a room keeps
-            await bo.ask(C.SendChat, room=room, text=f"line {i}")
+            await bo.ask(requests.SendChat, room=room, text=f"line {i}")
         back = await hello(server, "Ada", [token])
         mark = len(back.out)
-        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        resumed = await back.ask(requests.Resume, room=room, last_seq=last_seq)
         assert resumed.mode == "snapshot"
         caught = back.stream(room, mark)
         assert isinstance(caught[0], Snapshot) and caught[0].seq == resumed.seq
@@ -240,7 +240,7 @@ async def test_resume_after_the_log_moved_on_sends_a_snapshot() -> None:
         assert contiguous(caught) == []
         assert caught[0].info.seats[0].connected, "connected again since `hello`"
 
-        future = await back.ask(C.Resume, room=room, last_seq=resumed.seq + 50)
+        future = await back.ask(requests.Resume, room=room, last_seq=resumed.seq + 50)
         assert future.mode == "snapshot"
 
 
@@ -248,12 +248,12 @@ async def test_a_connected_member_may_resume_to_fill_a_gap() -> None:
     async with running() as server:
         ada, bo, room, _ = await seated_pair(server)
         for i in range(3):
-            await bo.ask(C.SendChat, room=room, text=f"{i}")
+            await bo.ask(requests.SendChat, room=room, text=f"{i}")
         seq = ada.stream(room)[-1].seq
         mark = len(ada.out)
-        resumed = await ada.ask(C.Resume, room=room, last_seq=seq - 3)
+        resumed = await ada.ask(requests.Resume, room=room, last_seq=seq - 3)
         assert (resumed.mode, resumed.seq) == ("events", seq)
-        await bo.ask(C.SendChat, room=room, text="next")
+        await bo.ask(requests.SendChat, room=room, text="next")
         assert [m.seq for m in ada.stream(room, mark)] == [seq - 2, seq - 1, seq, seq + 1]
 
 
@@ -270,8 +270,8 @@ async def test_hello_takes_back_only_seats_its_tokens_prove() -> None:
         result = thief.out[0][2]
         assert result.rejected == [0, 1, 2]
         assert [(s.room, s.seat) for s in result.seats] == [(room, 0)]
-        with pytest.raises(E.NotInRoomError):
-            await thief.ask(C.Resume, room=other, last_seq=0)
+        with pytest.raises(errors.NotInRoomError):
+            await thief.ask(requests.Resume, room=other, last_seq=0)
 
 
 async def test_hello_takes_the_seat_at_once_and_lists_it_once() -> None:
@@ -284,12 +284,12 @@ async def test_hello_takes_the_seat_at_once_and_lists_it_once() -> None:
         assert [(s.room, s.seat) for s in result.seats] == [(room, 0)], "listed once"
         assert result.rejected == [1], "one seat per room and connection"
         assert ("replaced", room) in ada.out, "replaced at hello, before any resume"
-        with pytest.raises(E.NotInRoomError):
-            await ada.ask(C.Legal, room=room)
-        with pytest.raises(E.NotSeatedError):
-            await again.ask(C.Legal, room=room)  # resume first
-        await again.ask(C.Resume, room=room, last_seq=0)
-        assert (await again.ask(C.Legal, room=room)).view["you"] == 0
+        with pytest.raises(errors.NotInRoomError):
+            await ada.ask(requests.Legal, room=room)
+        with pytest.raises(errors.NotSeatedError):
+            await again.ask(requests.Legal, room=room)  # resume first
+        await again.ask(requests.Resume, room=room, last_seq=0)
+        assert (await again.ask(requests.Legal, room=room)).view["you"] == 0
 
 
 # --- membership ------------------------------------------------------------------------------
@@ -299,11 +299,11 @@ async def test_a_spectator_whose_join_fails_keeps_watching() -> None:
     async with running() as server:
         _, bo, room, _ = await seated_pair(server)
         watcher = await hello(server, "W")
-        await watcher.ask(C.Spectate, room=room)
-        with pytest.raises(E.AlreadyStartedError):
-            await watcher.ask(C.Join, room=room)
-        await bo.ask(C.SendChat, room=room, text="still there?")
-        await watcher.ask(C.SendChat, room=room, text="yes")
+        await watcher.ask(requests.Spectate, room=room)
+        with pytest.raises(errors.AlreadyStartedError):
+            await watcher.ask(requests.Join, room=room)
+        await bo.ask(requests.SendChat, room=room, text="still there?")
+        await watcher.ask(requests.SendChat, room=room, text="yes")
         last = watcher.stream(room)[-2:]
         assert [m.text for m in last if isinstance(m, Chat)] == ["still there?", "yes"]
         contiguous(watcher.stream(room))
@@ -313,22 +313,22 @@ async def test_leaving_stops_the_stream_and_strangers_get_not_in_room() -> None:
     async with running() as server:
         _, bo, room, _ = await seated_pair(server)
         watcher = await hello(server, "W")
-        await watcher.ask(C.Spectate, room=room)
-        await watcher.ask(C.Leave, room=room)
+        await watcher.ask(requests.Spectate, room=room)
+        await watcher.ask(requests.Leave, room=room)
         count = len(watcher.stream(room))
-        await bo.ask(C.SendChat, room=room, text="gone?")
+        await bo.ask(requests.SendChat, room=room, text="gone?")
         assert len(watcher.stream(room)) == count
         for kind, fields in (
-            (C.SendChat, {"text": "hi"}),
-            (C.Leave, {}),
-            (C.Legal, {}),
-            (C.Act, {"action": act({"type": "pass"})}),
+            (requests.SendChat, {"text": "hi"}),
+            (requests.Leave, {}),
+            (requests.Legal, {}),
+            (requests.Act, {"action": act({"type": "pass"})}),
         ):
-            with pytest.raises(E.NotInRoomError):
+            with pytest.raises(errors.NotInRoomError):
                 await watcher.ask(kind, room=room, **fields)
-        await watcher.ask(C.Spectate, room=room)
-        with pytest.raises(E.NotSeatedError):
-            await watcher.ask(C.Act, room=room, action=act({"type": "pass"}))
+        await watcher.ask(requests.Spectate, room=room)
+        with pytest.raises(errors.NotSeatedError):
+            await watcher.ask(requests.Act, room=room, action=act({"type": "pass"}))
 
 
 async def test_disconnecting_shows_the_seat_as_gone_and_keeps_it() -> None:
@@ -339,8 +339,8 @@ async def test_disconnecting_shows_the_seat_as_gone_and_keeps_it() -> None:
         assert isinstance(update, RoomUpdate)
         assert (update.info.seats[0].kind, update.info.seats[0].connected) == ("human", False)
         intruder = await hello(server, "I")
-        with pytest.raises(E.AlreadyStartedError):
-            await intruder.ask(C.Join, room=room, seat=0)
+        with pytest.raises(errors.AlreadyStartedError):
+            await intruder.ask(requests.Join, room=room, seat=0)
 
 
 # --- the host --------------------------------------------------------------------------------
@@ -350,46 +350,46 @@ async def test_only_the_host_starts_and_adds_bots_and_everyone_sees_the_role_pas
     async with running() as server:
         ada, bo, cy = [await hello(server, n) for n in ("Ada", "Bo", "Cy")]
         room = await create(ada, "qwixx", 4)
-        await bo.ask(C.Join, room=room)  # a stranger sits first: the creator still hosts
-        for refused in (C.Start, C.AddBots):
-            with pytest.raises(E.ForbiddenError, match="host"):
+        await bo.ask(requests.Join, room=room)  # a stranger sits first: the creator still hosts
+        for refused in (requests.Start, requests.AddBots):
+            with pytest.raises(errors.ForbiddenError, match="host"):
                 await bo.ask(refused, room=room)
-        assert (await ada.ask(C.Join, room=room)).seat == 1
-        await cy.ask(C.Join, room=room)
-        with pytest.raises(E.ForbiddenError, match="seat 1"):
-            await bo.ask(C.AddBots, room=room)
+        assert (await ada.ask(requests.Join, room=room)).seat == 1
+        await cy.ask(requests.Join, room=room)
+        with pytest.raises(errors.ForbiddenError, match="seat 1"):
+            await bo.ask(requests.AddBots, room=room)
         await ada.session.disconnected()  # the host's connection goes: Cy is next
         update = bo.stream(room)[-1]
         assert isinstance(update, RoomUpdate) and update.info.host == 2
         assert cy.stream(room)[-1] == update
-        with pytest.raises(E.ForbiddenError):
-            await bo.ask(C.AddBots, room=room)
-        assert (await cy.ask(C.AddBots, room=room)).seats == [3]
-        await cy.ask(C.Start, room=room)
+        with pytest.raises(errors.ForbiddenError):
+            await bo.ask(requests.AddBots, room=room)
+        assert (await cy.ask(requests.AddBots, room=room)).seats == [3]
+        await cy.ask(requests.Start, room=room)
 
 
 async def test_a_creator_who_never_sits_hands_over_when_its_connection_closes() -> None:
     async with running() as server:
         ada, bo = await hello(server, "Ada"), await hello(server, "Bo")
         room = await create(ada, "qwixx", 2)
-        await bo.ask(C.Join, room=room, seat=1)
-        with pytest.raises(E.ForbiddenError):
-            await bo.ask(C.AddBots, room=room)
+        await bo.ask(requests.Join, room=room, seat=1)
+        with pytest.raises(errors.ForbiddenError):
+            await bo.ask(requests.AddBots, room=room)
         await ada.session.disconnected()
         update = bo.stream(room)[-1]
         assert isinstance(update, RoomUpdate) and update.info.host == 1
-        assert (await bo.ask(C.AddBots, room=room)).seats == [0]
-        await bo.ask(C.Start, room=room)
+        assert (await bo.ask(requests.AddBots, room=room)).seats == [0]
+        await bo.ask(requests.Start, room=room)
 
 
 async def test_house_bots_play_through_the_same_sessions() -> None:
     async with running() as server:
         ada = await hello(server, "Ada")
         room = await create(ada, "qwixx", 3)
-        await ada.ask(C.Spectate, room=room)
-        assert (await ada.ask(C.AddBots, room=room, count=3)).seats == [0, 1, 2]
+        await ada.ask(requests.Spectate, room=room)
+        assert (await ada.ask(requests.AddBots, room=room, count=3)).seats == [0, 1, 2]
         assert len(server.bots) >= 3
-        await ada.ask(C.Start, room=room)
+        await ada.ask(requests.Start, room=room)
         await asyncio.wait_for(ada.over.wait(), 30)
         contiguous(ada.stream(room))
         assert all(bot.errors == 0 for (r, _), bot in server.bots.items() if r == room)
@@ -402,18 +402,18 @@ async def test_a_spectator_that_sits_down_stops_counting_as_a_spectator() -> Non
         host = await hello(server, "H")
         room = await create(host, "qwixx", 2)
         member = await hello(server, "M")
-        await member.ask(C.Spectate, room=room)
-        await host.ask(C.AddBots, room=room, count=1)
+        await member.ask(requests.Spectate, room=room)
+        await host.ask(requests.AddBots, room=room, count=1)
         watched = member.stream(room)
         mark = len(member.out)
-        assert (await member.ask(C.Join, room=room)).seat == 1
+        assert (await member.ask(requests.Join, room=room)).seat == 1
         snapshot = member.stream(room, mark)[0]
         assert isinstance(snapshot, Snapshot) and snapshot.seat == 1
         assert snapshot.info.spectators == 0
         assert watched[-1].seq <= snapshot.seq, "the seat's snapshot takes over, no gap"
-        await member.ask(C.Leave, room=room)
-        with pytest.raises(E.NotInRoomError):
-            await member.ask(C.SendChat, room=room, text="hi")
+        await member.ask(requests.Leave, room=room)
+        with pytest.raises(errors.NotInRoomError):
+            await member.ask(requests.SendChat, room=room, text="hi")
 
 
 async def test_a_token_takes_the_seat_over_from_a_live_connection() -> None:
@@ -421,14 +421,14 @@ async def test_a_token_takes_the_seat_over_from_a_live_connection() -> None:
         ada, bo, room, token = await seated_pair(server)
         again = await hello(server, "Ada", [token])
         last = ada.stream(room)[-1].seq
-        await again.ask(C.Resume, room=room, last_seq=last)
+        await again.ask(requests.Resume, room=room, last_seq=last)
         assert ("replaced", room) in ada.out
         count = len(ada.stream(room))
-        await bo.ask(C.SendChat, room=room, text="who is there?")
+        await bo.ask(requests.SendChat, room=room, text="who is there?")
         assert len(ada.stream(room)) == count, "the replaced connection gets nothing more"
-        with pytest.raises(E.NotInRoomError):
-            await ada.ask(C.Legal, room=room)
-        assert (await again.ask(C.Legal, room=room)).view["you"] == 0
+        with pytest.raises(errors.NotInRoomError):
+            await ada.ask(requests.Legal, room=room)
+        assert (await again.ask(requests.Legal, room=room)).view["you"] == 0
         updates = [m for m in bo.stream(room) if isinstance(m, RoomUpdate)]
         assert all(u.info.seats[0].connected for u in updates), "the seat never looked empty"
         await ada.session.disconnected()  # the old socket closing later changes nothing
@@ -442,14 +442,14 @@ async def test_leaving_twice_at_once_lets_go_of_everything_exactly_once() -> Non
         ada, bo, room, _ = await seated_pair(server)
         other = await create(bo, "qwixx", 2)
         stays = await hello(server, "S")
-        await stays.ask(C.Spectate, room=other)
-        await ada.ask(C.Spectate, room=other)
+        await stays.ask(requests.Spectate, room=other)
+        await ada.ask(requests.Spectate, room=other)
         mark = len(bo.out)
         await asyncio.gather(ada.session.disconnected(), ada.session.disconnected())
         updates = [m for m in bo.stream(room, mark) if isinstance(m, RoomUpdate)]
         assert [u.info.seats[0].connected for u in updates] == [False]
         late = await hello(server, "L")
-        await late.ask(C.Spectate, room=other)
+        await late.ask(requests.Spectate, room=other)
         snapshot = late.stream(other)[0]
         assert isinstance(snapshot, Snapshot) and snapshot.info.spectators == 2  # S and L
 
@@ -460,18 +460,18 @@ async def test_finished_games_do_not_count_against_the_rooms_a_connection_may_ho
         ada = await hello(server, "Ada")
         for _ in range(limit + 2):  # one game after the other, as a bot that plays all day
             room = await create(ada, "qwixx", 1)
-            await ada.ask(C.Join, room=room)
+            await ada.ask(requests.Join, room=room)
             ada.over.clear()
-            await ada.ask(C.Start, room=room)
+            await ada.ask(requests.Start, room=room)
             while not ada.over.is_set():
-                legal = await ada.ask(C.Legal, room=room)
+                legal = await ada.ask(requests.Legal, room=room)
                 if legal.actions:
-                    with contextlib.suppress(E.ProtocolError):  # the window may close first
-                        await ada.ask(C.Act, room=room, action=act(legal.actions[-1]))
+                    with contextlib.suppress(errors.ProtocolError):  # the window may close first
+                        await ada.ask(requests.Act, room=room, action=act(legal.actions[-1]))
                 await asyncio.sleep(0)
         for _ in range(limit):  # rooms still open do count
             await create(ada, "qwixx", 2)
-        with pytest.raises(E.ForbiddenError, match="too many rooms"):
+        with pytest.raises(errors.ForbiddenError, match="too many rooms"):
             await create(ada, "qwixx", 2)
 
 
@@ -480,19 +480,19 @@ async def test_legal_leaves_the_view_out_only_with_the_feature() -> None:
         ada = await hello(server, "Ada")
         lean = Member(server)
         result = await lean.ask(
-            C.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"]
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"]
         )
         assert result.features == ["legal_without_view"]
         room = await create(ada, "qwixx", 2, turn_window=600)
-        await ada.ask(C.Join, room=room)
-        await lean.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
+        await ada.ask(requests.Join, room=room)
+        await lean.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
         seq = ada.stream(room)[-1].seq
 
-        with pytest.raises(E.InvalidMessageError, match="legal_without_view"):
-            await ada.ask(C.Legal, room=room, view=False)
-        full = await lean.ask(C.Legal, room=room)
-        bare = await lean.ask(C.Legal, room=room, view=False)
+        with pytest.raises(errors.InvalidMessageError, match="legal_without_view"):
+            await ada.ask(requests.Legal, room=room, view=False)
+        full = await lean.ask(requests.Legal, room=room)
+        bare = await lean.ask(requests.Legal, room=room, view=False)
         assert bare.view is None and isinstance(full.view, dict) and full.view["you"] == 1
         assert (bare.window, bare.actions) == (full.window, full.actions) and bare.actions
         assert ada.stream(room)[-1].seq == seq, "asking changes nothing"
@@ -507,21 +507,23 @@ async def test_a_shared_windows_answers_show_when_it_resolves_and_progress_shows
     async with running() as server:
         ada, bo, cy = [await hello(server, n) for n in ("Ada", "Bo", "Cy")]
         eager = Member(server)
-        result = await eager.ask(C.Hello, client="t", name="Di", tokens=[], features=["progress"])
+        result = await eager.ask(
+            requests.Hello, client="t", name="Di", tokens=[], features=["progress"]
+        )
         assert result.features == ["progress"]
         watcher = Member(server)
-        await watcher.ask(C.Hello, client="t", name="W", tokens=[], features=["progress"])
+        await watcher.ask(requests.Hello, client="t", name="W", tokens=[], features=["progress"])
         room = await create(ada, "qwixx", 4, turn_window=600)
         for m in (ada, bo, cy, eager):
-            await m.ask(C.Join, room=room)
-        await watcher.ask(C.Spectate, room=room)
-        await ada.ask(C.Start, room=room)
-        legal = await ada.ask(C.Legal, room=room)
+            await m.ask(requests.Join, room=room)
+        await watcher.ask(requests.Spectate, room=room)
+        await ada.ask(requests.Start, room=room)
+        legal = await ada.ask(requests.Legal, room=room)
         window, seq = legal.window, ada.stream(room)[-1].seq
         marks = [len(m.out) for m in (ada, eager, watcher)]
 
-        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
-        await eager.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
+        await eager.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         assert ada.stream(room, marks[0]) == [], "nothing is shown before the window resolves"
         for member, mark in zip((eager, watcher), marks[1:], strict=True):
             hints = [m for m in member.stream(room, mark) if isinstance(m, Progress)]
@@ -530,11 +532,11 @@ async def test_a_shared_windows_answers_show_when_it_resolves_and_progress_shows
                 (seq, window, [1, 3]),
             ]
         assert ada.stream(room)[-1].seq == seq, "a hint takes no number"
-        view = (await ada.ask(C.Legal, room=room)).view
+        view = (await ada.ask(requests.Legal, room=room)).view
         assert view["answered"] == [1, 3] and view["actors"] == [0, 2]
 
-        await cy.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
-        await ada.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await cy.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
+        await ada.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         after = ada.stream(room, marks[0])
         assert [m.seq for m in after] == list(range(seq + 1, seq + 1 + len(after)))
         answered = [m.event["seat"] for m in after if isinstance(m, Event)][:4]
@@ -549,22 +551,24 @@ async def test_a_shared_windows_answers_show_when_it_resolves_and_progress_shows
 async def test_a_resume_ends_with_the_progress_of_the_open_window() -> None:
     async with running() as server:
         ada = Member(server)
-        await ada.ask(C.Hello, client="t", name="Ada", tokens=[], features=["progress"])
+        await ada.ask(requests.Hello, client="t", name="Ada", tokens=[], features=["progress"])
         bo, cy = await hello(server, "Bo"), await hello(server, "Cy")
         room = await create(ada, "qwixx", 3, turn_window=600)
-        token = (await ada.ask(C.Join, room=room)).token
-        await bo.ask(C.Join, room=room)
-        await cy.ask(C.Join, room=room)
-        await ada.ask(C.Start, room=room)
+        token = (await ada.ask(requests.Join, room=room)).token
+        await bo.ask(requests.Join, room=room)
+        await cy.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
         last_seq = ada.stream(room)[-1].seq
-        window = (await bo.ask(C.Legal, room=room)).window
+        window = (await bo.ask(requests.Legal, room=room)).window
         await ada.session.disconnected()
-        await bo.ask(C.Act, room=room, window=window, action=act({"type": "pass"}))
+        await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
 
         back = Member(server)
-        await back.ask(C.Hello, client="t", name="Ada", tokens=[token], features=["progress"])
+        await back.ask(
+            requests.Hello, client="t", name="Ada", tokens=[token], features=["progress"]
+        )
         mark = len(back.out)
-        resumed = await back.ask(C.Resume, room=room, last_seq=last_seq)
+        resumed = await back.ask(requests.Resume, room=room, last_seq=last_seq)
         caught = back.stream(room, mark)
         assert resumed.mode == "events" and isinstance(caught[-1], Progress)
         assert (caught[-1].seq, caught[-1].answered) == (resumed.seq, [1])

@@ -28,7 +28,7 @@ import redis
 from redis.exceptions import RedisError
 
 from clients.client import Client, ConnectionLost, RoomLost
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.common import Actor
 from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
 from rules.bots import get_bot
@@ -340,7 +340,7 @@ class Player:
         return self.seat is not None and any(a.seat == self.seat for a in actors)
 
     async def _retry(self, exc: Exception) -> None:
-        if isinstance(exc, E.UnavailableError):
+        if isinstance(exc, errors.UnavailableError):
             self.unavailable += 1
         else:
             self.lost += 1
@@ -355,9 +355,9 @@ class Player:
                 return
             try:
                 legal = await self.client.legal(room)
-            except (E.GameOverError, E.NotStartedError):
+            except (errors.GameOverError, errors.NotStartedError):
                 return
-            except (ConnectionLost, E.UnavailableError) as exc:
+            except (ConnectionLost, errors.UnavailableError) as exc:
                 await self._retry(exc)
                 continue
             if legal.window != window or not legal.actions:
@@ -367,9 +367,9 @@ class Player:
                 if self.think:
                     await asyncio.sleep(self.think)  # thinking, not waiting for anything
                 await self.client.act(room, action, window)
-            except (E.WindowClosedError, E.NotYourTurnError, E.GameOverError):
+            except (errors.WindowClosedError, errors.NotYourTurnError, errors.GameOverError):
                 return
-            except (ConnectionLost, E.UnavailableError) as exc:
+            except (ConnectionLost, errors.UnavailableError) as exc:
                 await self._retry(exc)
 
 

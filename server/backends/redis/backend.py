@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
-from protocol import errors as E
+from protocol import errors
 from protocol.messages.common import RoomInfo
 
 from ...actor import BotSpawner, Rider, RoomActor
@@ -227,9 +227,9 @@ class RedisBackend(Backend):
 
     def _check(self) -> None:
         if self._stopping:
-            raise E.ShuttingDownError("this server is shutting down; reconnect")
+            raise errors.ShuttingDownError("this server is shutting down; reconnect")
         if not self.health.reachable:
-            raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+            raise errors.UnavailableError("the server cannot reach Redis; try again shortly")
 
     @contextlib.asynccontextmanager
     async def _reaching_redis(self) -> AsyncIterator[None]:
@@ -242,7 +242,9 @@ class RedisBackend(Backend):
             async with asyncio.timeout(self._patience):
                 yield
         except (RedisError, TimeoutError) as exc:
-            raise E.UnavailableError("the server cannot reach Redis; try again shortly") from exc
+            raise errors.UnavailableError(
+                "the server cannot reach Redis; try again shortly"
+            ) from exc
 
     # --- pub/sub ----------------------------------------------------------------------------
 
@@ -298,9 +300,9 @@ class RedisBackend(Backend):
         """Run `cmd` on the owner, waiting (within about two leases) while the room moves
         between processes or Redis is away; only a command that may have run is failed."""
         if self._stopping:
-            raise E.ShuttingDownError("this server is shutting down; reconnect")
+            raise errors.ShuttingDownError("this server is shutting down; reconnect")
         if not self.health.answering:
-            raise E.UnavailableError("the server cannot reach Redis; try again shortly")
+            raise errors.UnavailableError("the server cannot reach Redis; try again shortly")
         give_up = time.monotonic() + self._patience
         while True:
             try:
@@ -312,7 +314,7 @@ class RedisBackend(Backend):
             except (Retry, RedisError) as exc:
                 self.bus.forget_owner(room)
                 if time.monotonic() > give_up:
-                    raise E.UnavailableError(
+                    raise errors.UnavailableError(
                         "the room's server is unreachable; try again shortly"
                     ) from exc
                 await asyncio.sleep(0.05)
@@ -358,7 +360,7 @@ class RedisBackend(Backend):
             now = time.monotonic()
             for fut, deadline in list(self._waiting.items()):
                 if deadline < now and not fut.done():
-                    fut.set_exception(E.UnavailableError(overdue))
+                    fut.set_exception(errors.UnavailableError(overdue))
 
     def _progress(self, core: RoomCore) -> None:
         """An answer the room kept back: who has answered, to the members here at once,

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
-from protocol import errors as E
+from protocol import errors
 
 from ...actor import RoomActor
 from ...commands import (
@@ -140,7 +140,7 @@ class CommandBus:
                     raise Retry
                 if self._seen_here(room):  # it was here: Redis lost it; its owner rewrites it
                     raise Retry
-                raise E.NoSuchRoomError(f"no room {room!r}")
+                raise errors.NoSuchRoomError(f"no room {room!r}")
             if len(self._owners) >= 10_000:
                 self._owners.clear()
             self._owners[room] = owner
@@ -166,7 +166,7 @@ class CommandBus:
                 self._owners.pop(room, None)
                 if isinstance(cmd, RETRY_SAFE):
                     raise Retry from None
-                raise E.UnavailableError(
+                raise errors.UnavailableError(
                     "the room moved to another server while this request was on its way; "
                     "look at the room (resume, legal) before trying again"
                 ) from exc
@@ -243,7 +243,7 @@ class CommandBus:
             fut.set_exception(Retry())
         else:
             err = answer.error or {}
-            cls = E.by_code(err.get("code", 0)) or E.InternalError
+            cls = errors.by_code(err.get("code", 0)) or errors.InternalError
             message = err.get("message", "the room's server failed")
             fut.set_exception(cls(message, rule=err.get("rule")))
 
@@ -286,12 +286,12 @@ class CommandBus:
             answer = Answer(rid=rid, ok=True, result=_raw(result))
         except Retry:
             answer = Answer(rid=rid, ok=False, retry=True)  # not run here: ask again
-        except E.ProtocolError as exc:
+        except errors.ProtocolError as exc:
             error = {"code": exc.code, "message": exc.message, "rule": exc.rule}
             answer = Answer(rid=rid, ok=False, error=error)
         except Exception as exc:
             log.exception("forwarded command failed")
-            error = {"code": E.InternalError.code, "message": str(exc), "rule": None}
+            error = {"code": errors.InternalError.code, "message": str(exc), "rule": None}
             answer = Answer(rid=rid, ok=False, error=error)
         if key in self._served:
             self._served[key] = answer
@@ -325,7 +325,7 @@ def _read_command(room: str, raw: msgspec.Raw) -> Command[Any]:
         cmd: Command[Any] = _COMMANDS.decode(raw)
     except msgspec.DecodeError as exc:
         log.warning("room %s: a forwarded command I cannot read: %s", room, exc)
-        raise E.UnavailableError(
+        raise errors.UnavailableError(
             f"the room's server cannot read this command ({exc}): another version?"
         ) from None
     return cmd

@@ -31,7 +31,7 @@ from bench.redis_hop import redis_server
 from server.backends.base import Backend, RoomSpec
 from server.backends.memory import MemoryBackend
 from server.backends.redis import RedisBackend
-from server.backends.redis.resp import RespConnection
+from server.backends.redis.resp import RespClient
 from server.commands import ActCmd, JoinCmd, StartCmd
 from server.hub import Hub
 from server.outgoing import Outgoing
@@ -61,7 +61,7 @@ def core_of(backend: Backend, room: str) -> RoomCore:
     return core
 
 
-async def play(backend: Backend, hub: Hub, acts: int, ping: RespConnection | None) -> float:
+async def play(backend: Backend, hub: Hub, acts: int, ping: RespClient | None) -> float:
     """µs of CPU per act, over `acts` acts in as many games as it takes."""
     rng = random.Random(1)
     done, cpu = 0, 0.0
@@ -91,7 +91,7 @@ async def measure(acts: int, url: str) -> dict[str, float]:
     for name in ("memory", "memory + PING", "redis"):
         hub = Hub()
         backend: Backend = RedisBackend(hub, url) if name == "redis" else MemoryBackend(hub)
-        ping = RespConnection(url) if name == "memory + PING" else None
+        ping = RespClient(url) if name == "memory + PING" else None
         await backend.start()
         try:
             out[name] = await play(backend, hub, acts, ping)

@@ -31,7 +31,7 @@ import redis.asyncio as aioredis
 import uvloop
 
 from bench.redis_hop import redis_server
-from server.backends.redis.resp import RespConnection
+from server.backends.redis.resp import RespClient
 
 PAYLOAD = b"y" * 200
 
@@ -76,7 +76,7 @@ async def measure(url: str, port: int, n: int) -> list[tuple[str, float, float]]
     rows.append(("bare asyncio stream: PUBLISH", *await timed(n, raw)))
     writer.close()
 
-    resp = RespConnection(url)
+    resp = RespClient(url)
     client = aioredis.Redis.from_url(url)
 
     def resp_publish() -> Awaitable[object]:

@@ -22,8 +22,8 @@ import uvloop
 from protocol.messages.server import Event
 from protocol.subprotocols import Encoding
 from server.app import Server
-from server.connection import Connection
 from server.outgoing import Outgoing
+from server.peer import Peer
 from server.settings import Config
 from server.ws.frames import frames
 
@@ -64,8 +64,7 @@ async def measure(commits: int, messages: int, members: int) -> tuple[float, int
     latency = server.fanout_latency  # the server's own: what /metrics exports
     sockets = [CountingSocket() for _ in range(members)]
     conns = [
-        Connection(server.services, Encoding.MSGPACK, fanout_latency=latency, socket=s)
-        for s in sockets
+        Peer(server.services, Encoding.MSGPACK, fanout_latency=latency, socket=s) for s in sockets
     ]
     for seat, conn in enumerate(conns):
         conn.session.timestamps = True

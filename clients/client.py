@@ -103,8 +103,8 @@ class ConnectionLost(ClientError):
 
 
 class _Unsent(ConnectionLost):
-    """The link was already down when this request was to be written: it never left, so
-    `request` sends it again on the next link instead of raising."""
+    """The wire was already down when this request was to be written: it never left, so
+    `request` sends it again on the next wire instead of raising."""
 
 
 class RequestTimeout(ClientError):
@@ -192,7 +192,7 @@ class Pacer:
 
 
 @dataclass(eq=False)
-class _Link:
+class _Wire:
     """One WebSocket connection and its protocol state; replaced on every reconnect."""
 
     url: str
@@ -207,9 +207,9 @@ class _Link:
     goodbye: Goodbye | None = None
     fatal: BaseException | None = None
     closed: bool = False
-    successor: asyncio.Future[_Link | None] | None = None
-    """Set while the client moves from this link to a room's own server: the link that
-    takes over (None: the move failed after this link was closed; reconnect)."""
+    successor: asyncio.Future[_Wire | None] | None = None
+    """Set while the client moves from this wire to a room's own server: the wire that
+    takes over (None: the move failed after this wire was closed; reconnect)."""
 
 
 def http_url(url: str, path: str = "") -> str:
@@ -224,9 +224,9 @@ def http_url(url: str, path: str = "") -> str:
     return urlunsplit((scheme, parts.netloc, base + path, "", ""))
 
 
-def _retired(link: _Link) -> bool:
+def _retired(wire: _Wire) -> bool:
     """(A function, so that a type checker reads the attribute anew after an await.)"""
-    return link.closed
+    return wire.closed
 
 
 def _describe(exc: BaseException) -> str:
@@ -317,7 +317,7 @@ class Client:
         self._turns: dict[str, TurnWindow | None] = {}
         self._infos: dict[str, RoomInfo] = {}
         self._queue: asyncio.Queue[Delivery | _End] = asyncio.Queue()
-        self._link: _Link | None = None
+        self._wire: _Wire | None = None
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
@@ -333,14 +333,14 @@ class Client:
         failures: list[str] = []
         for i, url in enumerate(self.urls):
             try:
-                link = await self._open(url)
-                await self._attach(link)
+                wire = await self._open(url)
+                await self._attach(wire)
             except (ClientError, errors.ProtocolError) as exc:
                 failures.append(f"{url}: {_describe(exc)}")
                 continue
             self._url_index = i
             self._task = asyncio.get_running_loop().create_task(
-                self._supervise(link), name="dicehall-client"
+                self._supervise(wire), name="dicehall-client"
             )
             return self
         error = ConnectError("could not connect: " + "; ".join(failures))
@@ -350,7 +350,7 @@ class Client:
     async def close(self) -> None:
         """Close the socket (1000) and stop reconnecting; `messages()` then ends."""
         self._closing = True
-        link = self._link
+        wire = self._wire
         if self._moving is not None and not self._moving.done():
             self._moving.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -359,8 +359,8 @@ class Client:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if link is not None:
-            await self._drop(link)
+        if wire is not None:
+            await self._drop(wire)
         self._finish(None)
 
     async def __aenter__(self) -> Client:
@@ -372,20 +372,20 @@ class Client:
     @property
     def connected(self) -> bool:
         """True while a socket is open and its handshake (and resumes) are done."""
-        return self._ready.is_set() and self._link is not None and not self._finished
+        return self._ready.is_set() and self._wire is not None and not self._finished
 
     @property
     def url(self) -> str | None:
         """The URL of the current connection."""
-        return self._link.url if self._link is not None else None
+        return self._wire.url if self._wire is not None else None
 
     @property
     def welcome(self) -> Welcome | None:
-        return self._link.welcome if self._link is not None else None
+        return self._wire.welcome if self._wire is not None else None
 
     @property
     def server_limits(self) -> Limits | None:
-        return self._link.welcome.limits if self._link is not None else None
+        return self._wire.welcome.limits if self._wire is not None else None
 
     # --- what the client knows about its rooms -----------------------------------------------
 
@@ -400,9 +400,9 @@ class Client:
 
     def last_seq(self, room: str) -> int | None:
         """The seq of the last message delivered for `room`."""
-        link = self._link
-        if link is not None:
-            return link.conn.last_seq(room)
+        wire = self._wire
+        if wire is not None:
+            return wire.conn.last_seq(room)
         return self._last_seqs.get(room)
 
     def turn(self, room: str) -> TurnWindow | None:
@@ -457,13 +457,13 @@ class Client:
         wait = self.request_timeout if isinstance(timeout, EllipsisType) else timeout
         attempt = 0
         while True:
-            link = await self._usable_link()
+            wire = await self._usable_wire()
             try:
-                return await self._call(link, message, wait)
+                return await self._call(wire, message, wait)
             except _Unsent:
-                continue  # the reader has not noticed the drop yet; wait for the next link
+                continue  # the reader has not noticed the drop yet; wait for the next wire
             except errors.RateLimitedError:
-                link.pacer.refused()
+                wire.pacer.refused()
                 self.rate_limited += 1
                 if attempt == _RATE_LIMIT_RETRIES:
                     raise
@@ -571,7 +571,7 @@ class Client:
 
     # --- one connection ---------------------------------------------------------------------
 
-    async def _open(self, url: str) -> _Link:
+    async def _open(self, url: str) -> _Wire:
         """Open a socket to `url` and read its `welcome`; raises `ConnectError`."""
         wanted = subprotocol(self.encoding)
         try:
@@ -618,14 +618,14 @@ class Client:
             await ws.close()
             raise
         limits = conn.welcome.limits
-        return _Link(url, ws, conn, conn.welcome, Pacer(limits.rate, limits.burst))
+        return _Wire(url, ws, conn, conn.welcome, Pacer(limits.rate, limits.burst))
 
-    async def _attach(self, link: _Link, handover: _Link | None = None) -> None:
+    async def _attach(self, wire: _Wire, handover: _Wire | None = None) -> None:
         """Start reading, say `hello` with the seat tokens held, resume every room; only
-        then do callers' requests go out on this link. With `handover` (a move), the seats
-        are taken over first and that link is closed before the rooms resume here."""
+        then do callers' requests go out on this wire. With `handover` (a move), the seats
+        are taken over first and that wire is closed before the rooms resume here."""
         loop = asyncio.get_running_loop()
-        link.reader = loop.create_task(self._read(link), name=f"dicehall-read {link.url}")
+        wire.reader = loop.create_task(self._read(wire), name=f"dicehall-read {wire.url}")
         try:
             rooms = list(self._tokens)
             for room in rooms[:-MAX_TOKENS]:
@@ -638,35 +638,35 @@ class Client:
                 tokens=[self._tokens[r] for r in rooms],
                 features=self.features,
             )
-            result = await self._call(link, hello, self.open_timeout)
+            result = await self._call(wire, hello, self.open_timeout)
             assert isinstance(result, results.HelloResult)
             self.hello = result
             for index in result.rejected:
                 self._lose(rooms[index], "the server refused the seat token")
             if handover is not None:
                 await self._retire(handover)
-                link.conn.adopt(handover.conn.last_seqs)
+                wire.conn.adopt(handover.conn.last_seqs)
             for held in result.seats:
                 self._seats[held.room] = held.seat
-                await self._resume(link, held.room)
+                await self._resume(wire, held.room)
             for room in sorted(self._watching):
                 try:
-                    await self._call(link, requests.Spectate(id=0, room=room), self.open_timeout)
+                    await self._call(wire, requests.Spectate(id=0, room=room), self.open_timeout)
                 except errors.ProtocolError as exc:
                     self._lose(room, str(exc))
         except BaseException:
-            await self._drop(link)
+            await self._drop(wire)
             raise
-        heartbeat = loop.create_task(self._heartbeat(link), name="dicehall-heartbeat")
-        link.tasks.append(heartbeat)
-        self._link = link
+        heartbeat = loop.create_task(self._heartbeat(wire), name="dicehall-heartbeat")
+        wire.tasks.append(heartbeat)
+        self._wire = wire
         self._ready.set()
 
-    async def _resume(self, link: _Link, room: str) -> None:
-        last = link.conn.last_seq(room) or 0
+    async def _resume(self, wire: _Wire, room: str) -> None:
+        last = wire.conn.last_seq(room) or 0
         try:
             resume = requests.Resume(id=0, room=room, last_seq=last)
-            result = await self._call(link, resume, self.open_timeout)
+            result = await self._call(wire, resume, self.open_timeout)
         except errors.ProtocolError as exc:
             self._lose(room, str(exc))
             return
@@ -681,8 +681,8 @@ class Client:
         """A reply said where `room` is run: move there if every room this client is in
         is run there too."""
         self._owners[room] = url
-        link = self._link
-        if not self.follow or url is None or (link is not None and link.url == url):
+        wire = self._wire
+        if not self.follow or url is None or (wire is not None and wire.url == url):
             return
         rooms = set(self._tokens) | self._watching
         if any(self._owners.get(r) != url for r in rooms):
@@ -693,10 +693,10 @@ class Client:
             )
 
     async def _move(self, url: str) -> None:
-        """Open a link to `url`, take the seats over there, close the old link, resume
+        """Open a wire to `url`, take the seats over there, close the old wire, resume
         there. If `url` cannot be reached the client stays where it is."""
         await self._ready.wait()  # (after a reconnect's resumes, or a move, has finished)
-        old = self._link
+        old = self._wire
         if old is None or old.closed or old.url == url or self._closing:
             return
         try:
@@ -704,10 +704,10 @@ class Client:
         except ConnectError as exc:
             log.warning("staying on %s: %s", old.url, exc)
             return
-        self._ready.clear()  # new requests wait for the new link
+        self._ready.clear()  # new requests wait for the new wire
         if old.waiters:  # those already sent are answered on the old one
             await asyncio.wait(list(old.waiters.values()), timeout=self.open_timeout)
-        successor: asyncio.Future[_Link | None] = asyncio.get_running_loop().create_future()
+        successor: asyncio.Future[_Wire | None] = asyncio.get_running_loop().create_future()
         old.successor = successor
         try:
             await self._attach(new, handover=old)
@@ -724,67 +724,67 @@ class Client:
         log.info("moved to %s, where the rooms are run", url)
         successor.set_result(new)
 
-    async def _retire(self, link: _Link) -> None:
-        """Close a link that hands over to another: its reader ends by itself."""
-        self._mark_closed(link)
+    async def _retire(self, wire: _Wire) -> None:
+        """Close a wire that hands over to another: its reader ends by itself."""
+        self._mark_closed(wire)
         with contextlib.suppress(Exception):
             async with asyncio.timeout(self.open_timeout):
-                await link.ws.close()
-        if link.reader is not None:
+                await wire.ws.close()
+        if wire.reader is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(link.reader), self.open_timeout)
+                await asyncio.wait_for(asyncio.shield(wire.reader), self.open_timeout)
 
-    async def _drop(self, link: _Link) -> None:
-        """Tear a link down: socket closed, its tasks stopped, in-flight requests failed."""
-        self._mark_closed(link)
+    async def _drop(self, wire: _Wire) -> None:
+        """Tear a wire down: socket closed, its tasks stopped, in-flight requests failed."""
+        self._mark_closed(wire)
         with contextlib.suppress(Exception):
             async with asyncio.timeout(self.open_timeout):
-                await link.ws.close()
+                await wire.ws.close()
         current = asyncio.current_task()
-        for task in [*link.tasks, link.reader]:
+        for task in [*wire.tasks, wire.reader]:
             if task is not None and task is not current and not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        self._fail_waiters(link)
+        self._fail_waiters(wire)
 
-    def _mark_closed(self, link: _Link) -> None:
-        """Nothing more goes out on `link`; new requests wait for the reconnect."""
-        link.closed = True
-        if self._link is link:
+    def _mark_closed(self, wire: _Wire) -> None:
+        """Nothing more goes out on `wire`; new requests wait for the reconnect."""
+        wire.closed = True
+        if self._wire is wire:
             self._ready.clear()
 
-    def _fail_waiters(self, link: _Link) -> None:
-        for rid, fut in list(link.waiters.items()):
+    def _fail_waiters(self, wire: _Wire) -> None:
+        for rid, fut in list(wire.waiters.items()):
             if not fut.done():
                 fut.set_exception(
-                    ConnectionLost(f"the connection to {link.url} dropped before reply {rid}")
+                    ConnectionLost(f"the connection to {wire.url} dropped before reply {rid}")
                 )
-        link.waiters.clear()
+        wire.waiters.clear()
 
     async def _call(
-        self, link: _Link, message: requests.Request, timeout: float | None
+        self, wire: _Wire, message: requests.Request, timeout: float | None
     ) -> results.Result:
-        async with link.send_lock:  # ids must reach the socket in the order they are given
-            await link.pacer.take()
-            if link.closed:
-                raise _Unsent(f"the connection to {link.url} dropped")
-            numbered, frame = link.conn.request(message)
+        async with wire.send_lock:  # ids must reach the socket in the order they are given
+            await wire.pacer.take()
+            if wire.closed:
+                raise _Unsent(f"the connection to {wire.url} dropped")
+            numbered, frame = wire.conn.request(message)
             fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-            link.waiters[numbered.id] = fut
+            wire.waiters[numbered.id] = fut
             try:
-                await link.ws.send(frame)
+                await wire.ws.send(frame)
             except ConnectionClosed:
-                link.waiters.pop(numbered.id, None)
-                self._mark_closed(link)
-                raise _Unsent(f"the connection to {link.url} dropped") from None
+                wire.waiters.pop(numbered.id, None)
+                self._mark_closed(wire)
+                raise _Unsent(f"the connection to {wire.url} dropped") from None
         try:
             # not `asyncio.wait_for`: on CPython 3.11 it returns a reply that arrives as the
             # caller is cancelled, and the caller's cancellation is lost
             async with asyncio.timeout(timeout):
                 response = await fut
         except TimeoutError:
-            link.waiters.pop(numbered.id, None)
+            wire.waiters.pop(numbered.id, None)
             raise RequestTimeout(
                 f"no reply to {type(message).__name__} {numbered.id} within {timeout} s"
             ) from None
@@ -793,31 +793,31 @@ class Client:
         assert response.result is not None
         return response.result
 
-    async def _read(self, link: _Link) -> None:
+    async def _read(self, wire: _Wire) -> None:
         """Route every frame: replies to their waiters, room messages to the stream."""
         try:
-            async for frame in link.ws:
+            async for frame in wire.ws:
                 try:
-                    incoming = link.conn.receive(frame)
+                    incoming = wire.conn.receive(frame)
                 except errors.ProtocolError as exc:
-                    link.fatal = exc
+                    wire.fatal = exc
                     break
                 for item in incoming:
-                    self._dispatch(link, item)
-                if link.fatal is not None:
+                    self._dispatch(wire, item)
+                if wire.fatal is not None:
                     break
         except ConnectionClosed:
             pass
-        if link.fatal is not None:
-            log.error("closing %s: %s", link.url, link.fatal)
+        if wire.fatal is not None:
+            log.error("closing %s: %s", wire.url, wire.fatal)
             with contextlib.suppress(Exception):
-                await link.ws.close(_PROTOCOL_ERROR_CLOSE, "protocol error")
-        self._mark_closed(link)
-        self._fail_waiters(link)
+                await wire.ws.close(_PROTOCOL_ERROR_CLOSE, "protocol error")
+        self._mark_closed(wire)
+        self._fail_waiters(wire)
 
-    def _dispatch(self, link: _Link, item: object) -> None:
+    def _dispatch(self, wire: _Wire, item: object) -> None:
         if isinstance(item, Response):
-            fut = link.waiters.pop(item.request.id, None)
+            fut = wire.waiters.pop(item.request.id, None)
             if fut is not None and not fut.done():
                 fut.set_result(item)
         elif isinstance(item, RoomMessage):
@@ -825,12 +825,12 @@ class Client:
             self._queue.put_nowait(item)
         elif isinstance(item, Gap):
             log.warning("room %s: missed messages after %d; resuming", item.room, item.last_seq)
-            task = asyncio.get_running_loop().create_task(self._resume(link, item.room))
-            link.tasks.append(task)
+            task = asyncio.get_running_loop().create_task(self._resume(wire, item.room))
+            wire.tasks.append(task)
         elif isinstance(item, Goodbye):
-            link.goodbye = self.goodbye = item
+            wire.goodbye = self.goodbye = item
         elif isinstance(item, ErrorMessage):
-            link.fatal = errors.from_body(item.error)
+            wire.fatal = errors.from_body(item.error)
 
     def _track(self, message: RoomMessage) -> None:
         room = message.room
@@ -855,19 +855,19 @@ class Client:
                 actors = [a for a in turn.actors if a.seat not in message.answered]
                 self._turns[room] = msgspec.structs.replace(turn, actors=actors)
 
-    async def _heartbeat(self, link: _Link) -> None:
+    async def _heartbeat(self, wire: _Wire) -> None:
         """A protocol `ping` every `heartbeat_ms`: keeps an idle client from the idle close
         and measures the round trip and the clock offset."""
-        interval = link.welcome.limits.heartbeat_ms / 1000
-        while not link.closed:
+        interval = wire.welcome.limits.heartbeat_ms / 1000
+        while not wire.closed:
             await asyncio.sleep(interval)
             sent = time.time()
             try:
                 result = await self._call(
-                    link, requests.Ping(id=0, time=int(sent * 1000)), max(interval, 1.0)
+                    wire, requests.Ping(id=0, time=int(sent * 1000)), max(interval, 1.0)
                 )
             except (ClientError, errors.ProtocolError) as exc:
-                log.debug("heartbeat on %s: %s", link.url, exc)
+                log.debug("heartbeat on %s: %s", wire.url, exc)
                 continue
             assert isinstance(result, results.PingResult)
             received = time.time()
@@ -876,42 +876,42 @@ class Client:
 
     # --- staying connected ----------------------------------------------------------------
 
-    async def _supervise(self, link: _Link) -> None:
+    async def _supervise(self, wire: _Wire) -> None:
         error: BaseException | None = None
         try:
             while True:
-                assert link.reader is not None
-                await link.reader
-                if link.successor is not None:  # a move: the next link takes over
-                    new = await link.successor
-                    await self._drop(link)
+                assert wire.reader is not None
+                await wire.reader
+                if wire.successor is not None:  # a move: the next wire takes over
+                    new = await wire.successor
+                    await self._drop(wire)
                     if new is not None:
-                        link = new
+                        wire = new
                         continue
                 self._ready.clear()
-                self._link = None
-                self._last_seqs = link.conn.last_seqs
-                await self._drop(link)
-                decision = self._after_drop(link)
+                self._wire = None
+                self._last_seqs = wire.conn.last_seqs
+                await self._drop(wire)
+                decision = self._after_drop(wire)
                 if isinstance(decision, BaseException) or decision is None:
                     error = decision
                     return
-                link = await self._reconnect(decision)
+                wire = await self._reconnect(decision)
         except ConnectError as exc:
             error = exc
         finally:
             self._finish(error)
 
-    def _after_drop(self, link: _Link) -> float | BaseException | None:
+    def _after_drop(self, wire: _Wire) -> float | BaseException | None:
         """The delay before reconnecting, or why not to (None: closed by us)."""
         if self._closing:
             return None
-        if link.fatal is not None:
-            return link.fatal
-        goodbye = link.goodbye
-        code = goodbye.code if goodbye is not None else link.ws.close_code
-        reason = goodbye.reason if goodbye is not None else (link.ws.close_reason or "")
-        log.warning("connection to %s closed: %s %s", link.url, code, reason)
+        if wire.fatal is not None:
+            return wire.fatal
+        goodbye = wire.goodbye
+        code = goodbye.code if goodbye is not None else wire.ws.close_code
+        reason = goodbye.reason if goodbye is not None else (wire.ws.close_reason or "")
+        log.warning("connection to %s closed: %s %s", wire.url, code, reason)
         fatal = code in FATAL_CLOSE_CODES and (goodbye is not None or code != CloseCode.NORMAL)
         if fatal or not self.reconnect:
             return ClientClosed(f"the server closed the connection: {code} {reason}", code, reason)
@@ -919,7 +919,7 @@ class Client:
             return min(goodbye.retry_ms / 1000, self.reconnect_timeout)
         return self.backoff[0]
 
-    async def _reconnect(self, delay: float) -> _Link:
+    async def _reconnect(self, delay: float) -> _Wire:
         """Try the next URLs with growing delays until one takes us back, or give up."""
         deadline = time.monotonic() + self.reconnect_timeout
         failures: list[str] = []
@@ -932,15 +932,15 @@ class Client:
                 self._url_index = (self._url_index + 1) % len(self.urls)
                 url = self.urls[self._url_index]
             try:
-                link = await self._open(url)
-                await self._attach(link)
+                wire = await self._open(url)
+                await self._attach(wire)
             except (ClientError, errors.ProtocolError) as exc:
                 failures.append(f"{url}: {_describe(exc)}")
                 log.warning("reconnect to %s failed: %s", url, _describe(exc))
             else:
                 self.reconnects += 1
                 log.info("reconnected to %s", url)
-                return link
+                return wire
             attempt += 1
             first, cap = self.backoff
             delay = min(cap, first * 2**attempt) * random.uniform(1.0, 1.5)
@@ -950,16 +950,16 @@ class Client:
                     + "; ".join(failures[-3:])
                 )
 
-    async def _usable_link(self) -> _Link:
+    async def _usable_wire(self) -> _Wire:
         while True:
             if self._finished:
                 raise self._error or ClientClosed("the client is closed")
             if self._task is None:
                 raise ClientError("not connected: call connect() first")
-            link = self._link
-            if link is not None and self._ready.is_set() and not link.closed:
-                return link
-            self._ready.clear()  # no usable link: wait for the supervisor to attach one
+            wire = self._wire
+            if wire is not None and self._ready.is_set() and not wire.closed:
+                return wire
+            self._ready.clear()  # no usable wire: wait for the supervisor to attach one
             await self._ready.wait()
 
     def _lose(self, room: str, reason: str) -> None:
@@ -975,8 +975,8 @@ class Client:
         self._last_seqs.pop(room, None)
         self._turns.pop(room, None)
         self._infos.pop(room, None)
-        if self._link is not None:
-            self._link.conn.forget(room)
+        if self._wire is not None:
+            self._wire.conn.forget(room)
 
     def _finish(self, error: BaseException | None) -> None:
         """The end: the stream ends (or raises `error`), waiting requests fail."""
@@ -984,5 +984,5 @@ class Client:
             self._finished = True
             self._error = error
             self._queue.put_nowait(_End(error))
-        self._link = None
+        self._wire = None
         self._ready.set()

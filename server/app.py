@@ -1,6 +1,6 @@
 """The Starlette edge: a lifespan that builds the backends, and thin endpoints.
 
-Endpoints only move bytes between a socket and a `Connection`, or render what the backend
+Endpoints only move bytes between a socket and a `Peer`, or render what the backend
 already knows; every decision lives in the session, the room and the rules.
 """
 
@@ -31,10 +31,10 @@ from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 from . import __version__
 from .backends import Backend, MemoryBackend, RoomSpec
 from .commands import AddBotsCmd
-from .connection import Connection
 from .housebots import HouseBot
 from .hub import Hub
 from .metrics import ServerMetrics
+from .peer import Peer
 from .session import Services, Settings, games_info
 from .settings import Config
 from .tokens import TokenSigner
@@ -55,7 +55,7 @@ class Server:
         self.limits = config.limits
         self.hub = Hub()
         self.metrics = ServerMetrics(
-            connections=lambda: len(self.connections),
+            connections=lambda: len(self.peers),
             house_bots=lambda: len(self.bots),
             stats=lambda: self.backend.stats(),
         )
@@ -67,7 +67,7 @@ class Server:
             settings=Settings(default_turn_window=config.turn_window),
             errors=self.metrics.errors,
         )
-        self.connections: set[Connection] = set()
+        self.peers: set[Peer] = set()
         self.bots: dict[tuple[str, int], HouseBot] = {}
         self.draining = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -122,19 +122,19 @@ class Server:
             await bot.stop()
         await self.backend.stop()
 
-    def say_goodbye(self, conn: Connection) -> None:
+    def say_goodbye(self, peer: Peer) -> None:
         """The server is going: no new work, and this client is told to go (1001)."""
         self.draining = True
-        conn.close(CloseCode.GOING_AWAY, DRAINING, retry_ms=RETRY_MS)
+        peer.close(CloseCode.GOING_AWAY, DRAINING, retry_ms=RETRY_MS)
 
     async def drain(self) -> None:
         """Tell every client to go and let the goodbyes out (under `dicehall serve`,
         uvicorn has done this through each socket's `on_shutdown` by now)."""
-        for conn in list(self.connections):
-            self.say_goodbye(conn)
+        for peer in list(self.peers):
+            self.say_goodbye(peer)
         self.draining = True
         deadline = time.monotonic() + self.config.drain_seconds
-        while self.connections and time.monotonic() < deadline:
+        while self.peers and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
     # --- house bots ------------------------------------------------------------------------
@@ -244,7 +244,7 @@ async def websocket(ws: WebSocket) -> None:
         return
     await ws.accept(subprotocol=chosen)
     socket = socket_of(ws.scope)
-    conn = Connection(
+    peer = Peer(
         server.services,
         SUBPROTOCOLS[chosen],
         limits=server.limits,
@@ -254,7 +254,7 @@ async def websocket(ws: WebSocket) -> None:
         slow_dropped=server.slow_dropped,
         socket=socket,
     )
-    server.connections.add(conn)
+    server.peers.add(peer)
     server.transports.labels(_transport(socket)).inc()
 
     async def send(frame: bytes | str) -> None:
@@ -266,31 +266,31 @@ async def websocket(ws: WebSocket) -> None:
         else:
             await ws.close(code, reason)
 
-    conn.attach(send, close)
-    conn.welcome(f"dicehall/{__version__}")
-    conn.start_timeouts()
+    peer.attach(send, close)
+    peer.welcome(f"dicehall/{__version__}")
+    peer.start_timeouts()
     try:
         if socket is not None:
-            socket.on_shutdown = lambda: server.say_goodbye(conn)
+            socket.on_shutdown = lambda: server.say_goodbye(peer)
             # A task of its own, for speed: each frame wakes this shallow coroutine instead
             # of the dozen frames of Starlette's middleware the endpoint runs under
             # (docs/benchmarks.md, "A faster machine, and the request path again").
-            await asyncio.get_running_loop().create_task(_read_socket(socket, conn))
+            await asyncio.get_running_loop().create_task(_read_socket(socket, peer))
         else:
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                if not conn.closing:
+                if not peer.closing:
                     data = message.get("bytes")
-                    await conn.receive(data if data is not None else message.get("text", ""))
+                    await peer.receive(data if data is not None else message.get("text", ""))
                     await asyncio.sleep(0)  # (a queued frame is received without suspending)
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
-        conn.detach()
-        server.connections.discard(conn)
-        await conn.session.disconnected()
+        peer.detach()
+        server.peers.discard(peer)
+        await peer.session.disconnected()
 
 
 async def _send_frame(ws: WebSocket, frame: bytes | str) -> None:
@@ -307,10 +307,10 @@ def _transport(socket: FrameSocket | None) -> str:
     return "fast" if socket.fast else "extension"
 
 
-async def _read_socket(socket: FrameSocket, conn: Connection) -> None:
+async def _read_socket(socket: FrameSocket, peer: Peer) -> None:
     while (frame := await socket.receive()) is not None:
-        if not conn.closing:
-            await conn.receive(frame)
+        if not peer.closing:
+            await peer.receive(frame)
             if socket.waiting:
                 await asyncio.sleep(0)  # a burst: let the other connections in between
 

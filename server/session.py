@@ -1,7 +1,7 @@
 """One client's session: requests in, exactly one reply each, room messages out.
 
 The session knows nothing of sockets. Its output goes to a `Sink`: the WebSocket sink
-encodes frames into a bounded queue (server/connection.py); a house bot's sink hands it
+encodes frames into a bounded queue (server/peer.py); a house bot's sink hands it
 the message objects. So people, remote bots and house bots all pass through this code.
 
 Catching up without gaps or duplicates: a member is registered with the hub *before* it

@@ -172,12 +172,12 @@ async def test_dropped_connection_reconnects_and_resumes_without_gap_or_duplicat
     chats: list[int] = []
 
     async def drop() -> None:
-        link = ada._link
-        assert link is not None
+        wire = ada._wire
+        assert wire is not None
         if how == "abort":
-            link.ws.transport.abort()
+            wire.ws.transport.abort()
         else:
-            await link.ws.close()
+            await wire.ws.close()
         chats.extend([await bo.chat(room, f"Ada is away {i}") for i in range(3)])
 
     ada_seen: list[RoomMessage] = []
@@ -202,12 +202,12 @@ async def test_dropped_connection_reconnects_and_resumes_without_gap_or_duplicat
 
 
 async def seated_alone(client: Client) -> tuple[str, Any]:
-    """A room with `client` in it, its snapshot received; the room and the live link."""
+    """A room with `client` in it, its snapshot received; the room and the live wire."""
     info = await client.create("qwixx", 2, public=False)
     await client.join(info.room)
     await until(client, lambda m: isinstance(m, Snapshot))
-    assert client._link is not None
-    return info.room, client._link
+    assert client._wire is not None
+    return info.room, client._wire
 
 
 async def said_once_after_a_reconnect(client: Client, room: str, text: str) -> None:
@@ -219,9 +219,9 @@ async def said_once_after_a_reconnect(client: Client, room: str, text: str) -> N
 
 async def test_request_in_flight_at_a_drop_fails_and_is_not_resent(server: ServerProcess) -> None:
     async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
-        room, link = await seated_alone(client)
+        room, wire = await seated_alone(client)
         in_flight = asyncio.create_task(client.chat(room, "maybe"))
-        link.ws.transport.abort()
+        wire.ws.transport.abort()
         with pytest.raises(ConnectionLost):
             await in_flight
         await said_once_after_a_reconnect(client, room, "surely")
@@ -233,10 +233,10 @@ async def test_request_after_a_drop_the_client_has_not_noticed_waits_for_the_rec
     """The socket is closed but the reader has not run yet: the request never left, so it
     goes out on the next connection instead of failing."""
     async with Client(server.ws, name="Cy", backoff=(0.05, 0.5)) as client:
-        room, link = await seated_alone(client)
-        link.ws.transport.abort()
+        room, wire = await seated_alone(client)
+        wire.ws.transport.abort()
         await asyncio.sleep(0)  # the socket is closed now; the reader runs at the next step
-        assert not link.closed, "the reader must not have seen the drop yet"
+        assert not wire.closed, "the reader must not have seen the drop yet"
         await said_once_after_a_reconnect(client, room, "after the drop")
 
 
@@ -268,12 +268,12 @@ async def test_a_request_cancelled_as_its_reply_arrives_ends_cancelled(
     async with Client(server.ws, name="Cy") as client:
         for _ in range(3):
             request = asyncio.create_task(client.games())
-            link = client._link
-            while link is None or not link.waiters:
+            wire = client._wire
+            while wire is None or not wire.waiters:
                 await asyncio.sleep(0)
-                link = client._link
-            (rid, reply), *_ = link.waiters.items()
-            link.waiters[rid] = CancelledOnReply(reply, request)
+                wire = client._wire
+            (rid, reply), *_ = wire.waiters.items()
+            wire.waiters[rid] = CancelledOnReply(reply, request)
             with pytest.raises(asyncio.CancelledError):
                 await request
         assert await client.games(), "the client goes on working"

@@ -11,7 +11,7 @@ import redis
 from redis.exceptions import ConnectionError, ResponseError
 
 from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespConnection, Script
+from server.backends.redis.resp import RespClient, Script
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import RedisServer, free_redis_port
 from tests.support.wait import eventually
@@ -24,8 +24,8 @@ def db(redis_server: RedisServer) -> tuple[str, redis.Redis]:
 
 
 @pytest.fixture
-async def conn(db: tuple[str, redis.Redis]) -> AsyncIterator[RespConnection]:
-    connection = RespConnection(db[0])
+async def conn(db: tuple[str, redis.Redis]) -> AsyncIterator[RespClient]:
+    connection = RespClient(db[0])
     yield connection
     await connection.close()
 
@@ -42,7 +42,7 @@ def _kill(client: redis.Redis, name_part: str) -> int:
 
 
 async def test_commands_sent_together_get_their_own_replies_in_order(
-    conn: RespConnection, db: tuple[str, redis.Redis]
+    conn: RespClient, db: tuple[str, redis.Redis]
 ) -> None:
     client = db[1]
     replies = await asyncio.gather(*(conn.execute("INCR", "n") for _ in range(500)))
@@ -55,7 +55,7 @@ async def test_commands_sent_together_get_their_own_replies_in_order(
 
 
 async def test_commands_asked_while_connecting_wait_until_the_database_is_selected(
-    conn: RespConnection, db: tuple[str, redis.Redis]
+    conn: RespClient, db: tuple[str, redis.Redis]
 ) -> None:
     asked = []
     for _ in range(30):  # one each turn of the loop while the connection opens
@@ -65,7 +65,7 @@ async def test_commands_asked_while_connecting_wait_until_the_database_is_select
     assert db[1].get("early") == b"30"
 
 
-async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: RespConnection) -> None:
+async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: RespClient) -> None:
     await conn.execute("SET", "s", "text")
     results = await asyncio.gather(
         conn.execute("INCR", "s"), conn.execute("GET", "s"), return_exceptions=True
@@ -75,7 +75,7 @@ async def test_an_error_reply_raises_and_the_next_replies_still_match(conn: Resp
 
 
 async def test_a_command_sent_without_its_reply_runs_and_the_other_replies_still_match(
-    conn: RespConnection, db: tuple[str, redis.Redis]
+    conn: RespClient, db: tuple[str, redis.Redis]
 ) -> None:
     """`send` asks Redis to skip the reply (what would wake the process for nothing); an
     error it causes is skipped too, and every awaited reply still reaches its caller."""
@@ -90,7 +90,7 @@ async def test_a_command_sent_without_its_reply_runs_and_the_other_replies_still
 @contextlib.asynccontextmanager
 async def as_acl_user(
     redis_server: RedisServer, commands: list[str]
-) -> AsyncIterator[tuple[RespConnection, redis.Redis, str]]:
+) -> AsyncIterator[tuple[RespClient, redis.Redis, str]]:
     """A connection as a fresh ACL user allowed `commands` (and every key and channel);
     -> it, an admin client of the same database, and the user's name."""
     db = redis_server.fresh_db()
@@ -98,7 +98,7 @@ async def as_acl_user(
     user = f"acl-user-{db}"
     admin.acl_setuser(user, enabled=True, passwords=["+pw"], keys=["*"], channels=["*"],
                       commands=commands)  # fmt: skip
-    conn = RespConnection(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
+    conn = RespClient(f"redis://{user}:pw@127.0.0.1:{redis_server.port}/{db}")
     try:
         yield conn, admin, user
     finally:
@@ -139,7 +139,7 @@ async def test_a_connection_refused_reply_skipping_midway_starts_again(
 
 
 async def test_a_script_is_loaded_again_when_redis_forgot_it(
-    conn: RespConnection, db: tuple[str, redis.Redis]
+    conn: RespClient, db: tuple[str, redis.Redis]
 ) -> None:
     client = db[1]
     double = Script("return tonumber(ARGV[1]) * 2 + #KEYS")
@@ -150,7 +150,7 @@ async def test_a_script_is_loaded_again_when_redis_forgot_it(
 
 
 async def test_a_cut_connection_fails_what_is_in_flight_and_the_next_command_reconnects(
-    conn: RespConnection, db: tuple[str, redis.Redis]
+    conn: RespClient, db: tuple[str, redis.Redis]
 ) -> None:
     client = db[1]
     await conn.execute("SET", "k", "v")
@@ -163,7 +163,7 @@ async def test_a_cut_connection_fails_what_is_in_flight_and_the_next_command_rec
 
 
 async def test_an_unreachable_redis_is_a_connection_error() -> None:
-    conn = RespConnection(f"redis://127.0.0.1:{free_redis_port()}/0")
+    conn = RespClient(f"redis://127.0.0.1:{free_redis_port()}/0")
     with pytest.raises(ConnectionError):
         await conn.execute("PING")
 
@@ -183,7 +183,7 @@ async def test_callers_waiting_for_a_connection_are_told_when_its_opener_is_canc
 
     silent = await asyncio.start_server(answer_nothing, "127.0.0.1", 0)
     port = silent.sockets[0].getsockname()[1]
-    conn = RespConnection(f"redis://127.0.0.1:{port}/0", connect_timeout=30)
+    conn = RespClient(f"redis://127.0.0.1:{port}/0", connect_timeout=30)
     try:
         opener = asyncio.ensure_future(conn.execute("PING"))
         await asyncio.wait_for(heard.wait(), 5)
@@ -263,7 +263,7 @@ async def test_a_silent_redis_fails_what_is_in_flight_and_the_connection_heals(
     hole: tuple[FaultyProxy, int],
 ) -> None:
     proxy, db = hole
-    conn = RespConnection(proxy.redis_url(db), connect_timeout=0.5, reply_timeout=0.3)
+    conn = RespClient(proxy.redis_url(db), connect_timeout=0.5, reply_timeout=0.3)
     try:
         await conn.execute("SET", "k", "v")
         proxy.black_hole()

@@ -12,7 +12,7 @@ import pytest
 from redis.exceptions import ConnectionError
 
 from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespConnection
+from server.backends.redis.resp import RespClient
 from tests.support.proxy import faulty_proxy
 from tests.support.redis import RedisServer, backend_connections
 from tests.support.tls import Certs
@@ -32,7 +32,7 @@ def url(server: RedisServer, certs: Certs, host: str = "127.0.0.1", **params: st
 
 async def works(url: str) -> None:
     """Our connection and subscriber both get through (and redis-py's client too)."""
-    conn = RespConnection(url)
+    conn = RespClient(url)
     heard: list[bytes] = []
     sub = RespSubscriber(url, lambda c, d: heard.append(d), lambda: None, lambda: None)
     try:
@@ -57,7 +57,7 @@ async def works(url: str) -> None:
 
 async def refused(url: str, why: str | None) -> None:
     """Neither our connection nor redis-py's client gets through."""
-    conn = RespConnection(url)
+    conn = RespClient(url)
     try:
         with pytest.raises(ConnectionError, match=why):
             await conn.execute("PING")
@@ -114,7 +114,7 @@ async def test_deadlines_and_keepalive_hold_over_tls(tls_redis: RedisServer, cer
     passes the TLS bytes) fails what is in flight after `reply_timeout`."""
     with faulty_proxy(tls_redis.port) as proxy:
         behind = url(tls_redis, certs).replace(f":{tls_redis.port}/", f":{proxy.port}/")
-        conn = RespConnection(behind, connect_timeout=0.5, reply_timeout=0.3)
+        conn = RespClient(behind, connect_timeout=0.5, reply_timeout=0.3)
         try:
             await conn.execute("SET", "k", "v")
             assert conn._transport is not None

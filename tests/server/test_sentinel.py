@@ -18,7 +18,7 @@ import pytest
 from redis.exceptions import ConnectionError, ResponseError
 
 from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespConnection, Script
+from server.backends.redis.resp import RespClient, Script
 from tests.support.proxy import faulty_proxy
 from tests.support.redis import (
     RedisServer,
@@ -49,7 +49,7 @@ async def test_each_sentinel_is_asked_in_turn_a_dead_or_silent_one_is_skipped(
         hosts = [f"127.0.0.1:{free_redis_port()}", f"127.0.0.1:{silent.port}"]
         hosts += [f"127.0.0.1:{s.port}" for s in sentinels.sentinels]
         url = f"redis+sentinel://{','.join(hosts)}/{SERVICE}/{db}"
-        conn = RespConnection(url, reply_timeout=0.3)
+        conn = RespClient(url, reply_timeout=0.3)
         try:
             began = time.monotonic()
             await conn.execute("SET", "k", "v")
@@ -64,14 +64,14 @@ async def test_a_service_no_sentinel_knows_is_a_clear_connection_error(
     sentinels: SentinelSet,
 ) -> None:
     url = sentinels.url().replace(f"/{SERVICE}/", "/no-such-service/")
-    conn = RespConnection(url)
+    conn = RespClient(url)
     try:
         with pytest.raises(ConnectionError, match="knows no 'no-such-service'"):
             await conn.execute("PING")
     finally:
         await conn.close()
     everyone_dead = f"redis+sentinel://127.0.0.1:{free_redis_port()}/{SERVICE}"
-    conn = RespConnection(everyone_dead)
+    conn = RespClient(everyone_dead)
     try:
         with pytest.raises(ConnectionError, match="no sentinel named the primary"):
             await conn.execute("PING")
@@ -91,7 +91,7 @@ async def test_a_failover_is_followed_by_commands_subscriber_and_redis_py(
     url = sentinels.url(db)
     events: list[str] = []
     heard: list[bytes] = []
-    conn = RespConnection(url)
+    conn = RespClient(url)
     sub = RespSubscriber(
         url,
         lambda c, d: heard.append(d),
@@ -147,7 +147,7 @@ async def test_a_readonly_answer_gives_the_connection_up(
     the write fails with `ConnectionError` (what the callers retry) rather than a
     `ResponseError`, the connection is dropped, and the next one starts afresh."""
     a, b = pair
-    conn = RespConnection(a.url_db(0))
+    conn = RespClient(a.url_db(0))
     write = Script("return redis.call('set', KEYS[1], ARGV[1])")
     try:
         assert await conn.script(write, ["k"], ["1"]) == b"OK"
@@ -173,7 +173,7 @@ async def test_rediss_sentinel_speaks_tls_to_the_primary_it_names(certs: Certs) 
     with running_sentinels(replicas=0, sentinels=1, tls=certs) as watched:
         url = watched.url(1)
         assert url.startswith("rediss+sentinel://")
-        conn = RespConnection(url)
+        conn = RespClient(url)
         client, link = await backend_connections(url)
         try:
             await conn.execute("SET", "k", "v")
@@ -185,7 +185,7 @@ async def test_rediss_sentinel_speaks_tls_to_the_primary_it_names(certs: Certs) 
             await link.close()
             await client.aclose()
         plain = url.replace("rediss+sentinel", "redis+sentinel").split("?")[0]
-        conn = RespConnection(plain, connect_timeout=1.0)
+        conn = RespClient(plain, connect_timeout=1.0)
         try:
             with pytest.raises(ConnectionError):
                 await conn.execute("PING")

@@ -22,7 +22,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from .pubsub import RespSubscriber
-from .resp import RespConnection, Script
+from .resp import RespClient, Script
 from .urls import RedisUrl, parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
@@ -126,7 +126,7 @@ class StandaloneLink(Link):
     ) -> None:
         super().__init__(on_message, on_down, on_up)
         target = parse_redis_url(url) if isinstance(url, str) else url
-        self._commands = RespConnection(target, reply_timeout=reply_timeout)
+        self._commands = RespClient(target, reply_timeout=reply_timeout)
         self._sub = RespSubscriber(target, on_message, on_down, on_up, reply_timeout=reply_timeout)
 
     async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:

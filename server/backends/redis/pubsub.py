@@ -16,11 +16,11 @@ from typing import Any
 
 from redis.exceptions import ConnectionError
 
-from .resp import PUSHES, RespConnection, log, pack
+from .resp import PUSHES, RespClient, log, pack
 from .urls import RedisUrl
 
 
-class RespSubscriber(RespConnection):
+class RespSubscriber(RespClient):
     """A connection in subscribe mode: messages go to `on_message(channel, data)` as they
     arrive; it reconnects with backoff by itself and subscribes again to everything,
     telling `on_down` when it lost Redis and `on_up` once it is subscribed again (what

@@ -83,7 +83,7 @@ class Script:
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
 
-class RespConnection(asyncio.Protocol):
+class RespClient(asyncio.Protocol):
     """One connection to a standalone Redis; `execute` pipelines, `close` ends it."""
 
     _loop: asyncio.AbstractEventLoop

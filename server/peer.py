@@ -1,4 +1,5 @@
-"""A WebSocket client: the protocol connection, its session and its bounded outbound queue.
+"""A peer: one WebSocket client as the server holds it (its protocol state, session and
+bounded outbound queue).
 
 Nothing here blocks a room: the hub appends frames to the queue and returns; a writer task
 drains it to the socket. A client that stops reading lets its queue fill, and is then cut
@@ -41,7 +42,7 @@ SendFrame = Callable[[Frame], Awaitable[None]]
 CloseSocket = Callable[[int, str], Awaitable[None]]
 
 
-class Connection:
+class Peer:
     """Everything for one socket except the socket itself (the endpoint moves the bytes)."""
 
     def __init__(

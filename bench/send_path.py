@@ -21,9 +21,9 @@ import uvloop
 
 from protocol.messages.server import Event
 from protocol.subprotocols import Encoding
-from server.app import Server
 from server.outgoing import Outgoing
 from server.peer import Peer
+from server.process import Server
 from server.settings import Config
 from server.ws.frames import frames
 

@@ -1,4 +1,5 @@
-"""The Starlette edge: a lifespan that builds the backends, and thin endpoints.
+"""The Starlette edge: a lifespan that holds the process's `Server` (server/process.py), and
+thin endpoints.
 
 Endpoints only move bytes between a socket and a `Peer`, or render what the backend
 already knows; every decision lives in the session, the room and the rules.
@@ -8,9 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import secrets
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -29,162 +27,11 @@ from protocol.server_connection import farewell
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
 from . import __version__
-from .backends import Backend, MemoryBackend, RoomSpec
-from .commands import AddBotsCmd
-from .housebots import HouseBot
-from .hub import Hub
-from .metrics import ServerMetrics
 from .peer import Peer
-from .session import Services, Settings, games_info
+from .process import DRAINING, RETRY_MS, Server
+from .session import games_info
 from .settings import Config
-from .tokens import TokenSigner
 from .ws import FrameSocket, socket_of
-
-log = logging.getLogger("dicehall.server")
-
-DRAINING = "server shutting down; reconnect"
-RETRY_MS = 1000
-"""What a draining server tells its clients: reconnect (to another process) after this."""
-
-
-class Server:
-    """The process: backend, hub, sessions, bots and metrics, built by the lifespan."""
-
-    def __init__(self, config: Config, backend: Backend | None = None) -> None:
-        self.config = config
-        self.limits = config.limits
-        self.hub = Hub()
-        self.metrics = ServerMetrics(
-            connections=lambda: len(self.peers),
-            house_bots=lambda: len(self.bots),
-            stats=lambda: self.backend.stats(),
-        )
-        self.backend = backend or self._backend()
-        self.services = Services(
-            backend=self.backend,
-            hub=self.hub,
-            signer=TokenSigner(config.secret or secrets.token_bytes(32)),
-            settings=Settings(default_turn_window=config.turn_window),
-            errors=self.metrics.errors,
-        )
-        self.peers: set[Peer] = set()
-        self.bots: dict[tuple[str, int], HouseBot] = {}
-        self.draining = False
-        self._tasks: list[asyncio.Task[None]] = []
-        self._host_key = secrets.token_urlsafe(16)
-        self.fanout_latency = self.metrics.fanout_latency
-        self.slow_dropped = self.metrics.slow_dropped
-        self.transports = self.metrics.transports
-
-    def _backend(self) -> Backend:
-        backend = self._new_backend()
-        backend.public_url = self.config.public_url
-        return backend
-
-    def _new_backend(self) -> Backend:
-        config = self.config
-        if config.redis is None:
-            return MemoryBackend(
-                self.hub,
-                spawn_bot=self.spawn_bot,
-                drop_bots=self.drop_bots,
-                idle_seconds=config.idle_seconds,
-            )
-        from .backends.redis import RedisBackend
-
-        return RedisBackend(
-            self.hub,
-            config.redis,
-            spawn_bot=self.spawn_bot,
-            drop_bots=self.drop_bots,
-            cluster=config.redis_cluster,
-            lease_ms=config.lease_ms,
-            idle_seconds=config.idle_seconds,
-            reply_timeout=config.redis_timeout,
-        )
-
-    # --- lifecycle -------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        await self.backend.start()
-        if self.config.secret is None:
-            shared = await self.backend.shared_secret()
-            if shared is not None:
-                self.services.signer = TokenSigner(shared)
-        if self.config.demo_rooms:
-            self._tasks.append(asyncio.get_running_loop().create_task(self._keep_demo_rooms()))
-
-    async def stop(self) -> None:
-        await self.drain()
-        for task in self._tasks:
-            task.cancel()
-        for bot in list(self.bots.values()):
-            await bot.stop()
-        await self.backend.stop()
-
-    def say_goodbye(self, peer: Peer) -> None:
-        """The server is going: no new work, and this client is told to go (1001)."""
-        self.draining = True
-        peer.close(CloseCode.GOING_AWAY, DRAINING, retry_ms=RETRY_MS)
-
-    async def drain(self) -> None:
-        """Tell every client to go and let the goodbyes out (under `dicehall serve`,
-        uvicorn has done this through each socket's `on_shutdown` by now)."""
-        for peer in list(self.peers):
-            self.say_goodbye(peer)
-        self.draining = True
-        deadline = time.monotonic() + self.config.drain_seconds
-        while self.peers and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-
-    # --- house bots ------------------------------------------------------------------------
-
-    def spawn_bot(self, room: str, seat: int, kind: str) -> None:
-        """Seat a house bot where the room runs (the owner, in scale-out mode)."""
-        previous = self.bots.pop((room, seat), None)
-        if previous is not None:
-            asyncio.get_running_loop().create_task(previous.stop())
-        bot = HouseBot(self.services, room, seat, kind, self.backend.game_of(room))
-        self.bots[(room, seat)] = bot
-        bot.start()
-
-    def drop_bots(self, room: str) -> None:
-        """The room left this process (handed over or lost): its bots go with it."""
-        for key in [k for k in self.bots if k[0] == room]:
-            asyncio.get_running_loop().create_task(self.bots.pop(key).stop())
-
-    async def _keep_demo_rooms(self) -> None:
-        """One open room per game, every other seat the strongest house bot the game has: a
-        newcomer plays at once, against the default opponent of the web client's lobby."""
-        from rules import all_games
-        from rules.bots import bot_names
-
-        while True:
-            rooms = await self.backend.rooms()
-            open_games = {r.game for r in rooms if r.status == "open"}
-            for game in all_games():
-                if game.name in open_games:
-                    continue
-                seats = min(2, game.max_seats)
-                info = await self.backend.create(
-                    RoomSpec(
-                        game=game.name,
-                        options=game.resolve_options(),
-                        seats=seats,
-                        turn_window=self.config.turn_window,
-                        public=True,
-                        name=f"{game.title}: play the strong house bot",
-                        autostart=True,
-                        host_key=self._host_key,
-                    )
-                )
-                kinds = bot_names(game.name)
-                kind = "strong" if "strong" in kinds else kinds[0]
-                await self.backend.call(
-                    info.room, AddBotsCmd(kind=kind, count=seats - 1, host_key=self._host_key)
-                )
-            await asyncio.sleep(1.0)
-
 
 # --- endpoints ------------------------------------------------------------------------------
 

@@ -17,7 +17,8 @@ import uvicorn
 
 from protocol.limits import Limits
 
-from .app import Server, create_app
+from .app import create_app
+from .process import Server
 from .settings import Config
 from .ws.protocol import WebSocketProtocol
 

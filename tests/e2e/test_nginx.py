@@ -775,7 +775,7 @@ def test_kubernetes_manifests_agree_with_each_other_and_the_image(tmp_path: Path
     assert (alive["path"], alive["port"]) == ("/healthz", port["name"])
     pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
     assert pre_stop[0] == "sleep"
-    drain = 5  # server.app.Config.drain_seconds
+    drain = 5  # server.settings.Config.drain_seconds
     grace = pods["spec"]["terminationGracePeriodSeconds"]
     assert grace >= int(pre_stop[1]) + drain + 10, "SIGKILL could cut the drain short"
 

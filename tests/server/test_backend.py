@@ -16,7 +16,6 @@ import pytest
 
 from protocol import errors
 from protocol.messages import client as requests
-from server.app import Server
 from server.backends import MemoryBackend, RoomSpec, base
 from server.commands import (
     ActCmd,
@@ -29,6 +28,7 @@ from server.commands import (
     WatchCmd,
 )
 from server.hub import Hub
+from server.process import Server
 from server.settings import Config
 
 from .test_session import Member, create, hello

@@ -19,11 +19,11 @@ import pytest
 from protocol import errors
 from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
 from rules.records import replay
-from server.app import Server
 from server.backends import RoomSpec
 from server.backends.base import Backend
 from server.commands import ActCmd, JoinCmd, LegalCmd, StartCmd, SyncCmd
 from server.outgoing import Outgoing
+from server.process import Server
 from server.settings import Config
 from tests.support.redis import RedisServer
 from tests.support.wait import eventually

@@ -10,9 +10,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 
-from server.app import Config, Server, create_app
+from server.app import create_app
 from server.app import metrics as metrics_endpoint
 from server.metrics import FANOUT_BUCKETS, ServerMetrics
+from server.process import Server
+from server.settings import Config
 
 DICEHALL = {
     "dicehall_connections": "gauge",

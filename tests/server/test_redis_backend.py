@@ -29,7 +29,6 @@ from protocol.messages.server import (
     WindowClosed,
 )
 from server import snapshot
-from server.app import Server
 from server.backends.redis import RedisBackend
 from server.backends.redis.keys import (
     LOBBY,
@@ -44,6 +43,7 @@ from server.backends.redis.keys import (
     reply_channel,
     snap_key,
 )
+from server.process import Server
 from server.room import RoomCore
 from server.settings import Config
 from tests.support.redis import (

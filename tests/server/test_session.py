@@ -30,8 +30,8 @@ from protocol.messages.server import (
     ServerMessage,
     Snapshot,
 )
-from server.app import Server
 from server.outgoing import Outgoing
+from server.process import Server
 from server.session import Session
 from server.settings import Config
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from protocol import errors
 from protocol.messages.common import Actor, RoomInfo
-from protocol.messages.server import GameOver, RoomUpdate, Snapshot, Window
+from protocol.messages.server import GameOver, RoomMessage, RoomUpdate, Snapshot, Window
 from protocol.subprotocols import Encoding
 from rules import RulesError
 from rules.bots import Bot, get_bot
@@ -89,14 +89,31 @@ class SeatBot:
     On a `window` listing its seat it asks `legal`, lets the policy `decide` and sends
     `act`; it repeats while the reply says the seat still `owes` an action in the same
     window (a Yamb turn is several actions). A late answer (the window closed meanwhile)
-    is counted, not fatal: the room applied the rules' default.
+    is counted, not fatal: the room applied the rules' default. So are the answers
+    `unavailable` and the connections lost under a request: both are asked again.
+
+    It may also only watch (`watch`, no seat: it never acts), and `on_message` sees every
+    message of its room, in order, before the bot acts on it: what a test holds against
+    the room's log, or a bot runner user logs. `think` paces it like a person: seconds
+    before each action.
     """
 
-    def __init__(self, client: Client, kind: str, game: str) -> None:
+    def __init__(
+        self,
+        client: Client,
+        kind: str,
+        game: str,
+        *,
+        think: float = 0.0,
+        on_message: Callable[[RoomMessage], None] | None = None,
+    ) -> None:
         self.client = client
         self.kind = kind
         self.game = game
         self.policy: Bot = get_bot(kind, game)
+        self.think = think
+        """Seconds the bot takes over each action (a person's pace), 0: none."""
+        self.on_message = on_message
         self.room: str | None = None
         self.seat: int | None = None
         self.commitment: str | None = None
@@ -105,10 +122,20 @@ class SeatBot:
         """Set once the snapshot after the join arrived (`client.info(room)` is known)."""
         self.actions = 0
         self.late = 0
+        self.unavailable = 0
+        """`unavailable` answers met (the room was moving between processes; retried)."""
+        self.lost = 0
+        """Requests that failed with `ConnectionLost` (retried once the client is back)."""
 
     async def join(self, room: str, seat: int | None = None) -> None:
+        """Sit in `seat` (None: any open seat)."""
         result = await self.client.join(room, seat)
         self.room, self.seat = result.room, result.seat
+
+    async def watch(self, room: str) -> None:
+        """Spectate `room` without a seat: `run` follows it to the end and never acts."""
+        await self.client.spectate(room)
+        self.room, self.seat = room, None
 
     async def run(self) -> GameOver:
         """Play until the room's `game_over`, which is returned."""
@@ -121,6 +148,8 @@ class SeatBot:
                 continue
             if message.room != room:
                 continue
+            if self.on_message is not None:
+                self.on_message(message)
             if isinstance(message, Snapshot | RoomUpdate):
                 self._note(message.info)
             if isinstance(message, Snapshot):
@@ -134,7 +163,7 @@ class SeatBot:
         raise BotError(f"the connection of seat {self.seat} closed before the game ended")
 
     def _acts(self, actors: list[Actor]) -> bool:
-        return any(a.seat == self.seat for a in actors)
+        return self.seat is not None and any(a.seat == self.seat for a in actors)
 
     def _note(self, info: RoomInfo) -> None:
         if info.commitment is None:
@@ -159,14 +188,18 @@ class SeatBot:
             except (errors.GameOverError, errors.NotStartedError):
                 return
             except ConnectionLost:
+                self.lost += 1
                 continue  # asked again once the client is back
             except errors.UnavailableError:  # the room is moving between servers (Redis)
+                self.unavailable += 1
                 await asyncio.sleep(RETRY_UNAVAILABLE)
                 continue
             if legal.window != window or not legal.actions:
                 return
             assert legal.view is not None  # (asked with the view)
             action = self.policy.decide(legal.view, legal.actions)
+            if self.think:
+                await asyncio.sleep(self.think)  # thinking, not waiting for anything
             try:
                 acted = await self.client.act(room, action, window)
             except (errors.WindowClosedError, errors.NotYourTurnError) as exc:
@@ -175,8 +208,12 @@ class SeatBot:
                 return
             except errors.GameOverError:
                 return
-            except (ConnectionLost, errors.UnavailableError):
+            except ConnectionLost:
+                self.lost += 1
                 continue  # applied or not, `legal` now tells
+            except errors.UnavailableError:
+                self.unavailable += 1
+                continue  # applied or not, `legal` (retried after a pause) now tells
             self.actions += 1
             if not acted.owes:
                 return

@@ -9,6 +9,7 @@ from clients.botrunner import SeatBot
 from clients.client import Client
 from protocol import errors
 from protocol.messages.results import ActResult
+from protocol.messages.server import RoomMessage, Snapshot
 from tests.support.servers import ServerProcess
 
 
@@ -42,3 +43,29 @@ async def test_a_bot_asks_again_when_the_room_is_unavailable_for_a_moment(
         over = await asyncio.wait_for(bot.run(), 60)
         assert refused == ["legal", "legal", "act"]
         assert over.room == room and bot.late == 0 and bot.actions > 0
+        assert bot.unavailable == 3 and bot.lost == 0
+
+
+async def test_a_watching_bot_sees_every_message_and_never_acts(server: ServerProcess) -> None:
+    """`watch` follows a room without a seat to its `game_over`; `on_message` is handed
+    each of the room's messages in seq order (one snapshot, then every seq), the playing
+    bot's too, and `think` only slows the player down."""
+    async with Client(server.ws, name="Ada") as ada, Client(server.ws, name="Eve") as eve:
+        room = (await ada.create("qwixx", 1, turn_window=30)).room
+        played: list[RoomMessage] = []
+        watched: list[RoomMessage] = []
+        player = SeatBot(ada, "random", "qwixx", think=0.001, on_message=played.append)
+        watcher = SeatBot(eve, "random", "qwixx", on_message=watched.append)
+        await player.join(room)
+        await watcher.watch(room)
+        runs = [asyncio.create_task(b.run()) for b in (player, watcher)]
+        await asyncio.wait_for(asyncio.gather(player.joined.wait(), watcher.joined.wait()), 30)
+        await ada.start(room)
+        overs = await asyncio.wait_for(asyncio.gather(*runs), 60)
+        assert overs[0] == overs[1]
+        assert watcher.seat is None and watcher.actions == 0 and player.actions > 0
+        for stream in (played, watched):
+            assert isinstance(stream[0], Snapshot) and stream[-1] == overs[0]
+            seqs = [m.seq for m in stream]
+            assert seqs == list(range(seqs[0], seqs[-1] + 1))
+        assert watched[-1].seq == played[-1].seq

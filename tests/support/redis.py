@@ -27,11 +27,9 @@ import msgspec
 import redis
 from redis.exceptions import RedisError
 
-from clients.client import Client, ConnectionLost, RoomLost
-from protocol import errors
-from protocol.messages.common import Actor
-from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
-from rules.bots import get_bot
+from clients.botrunner import JOIN_TIMEOUT, SeatBot
+from clients.client import Client
+from protocol.messages.server import GameOver, RoomMessage, Snapshot
 from server.backends.redis.connect import connect
 from server.backends.redis.keys import lease_key, log_key, snap_key
 from server.backends.redis.link import Link
@@ -254,28 +252,36 @@ class Seen:
 class Player:
     """A seat played by a bot policy (or a spectator) through the project's `Client`.
 
-    It keeps every room message the client delivered, in order, with its arrival time. It
-    answers `unavailable` the way docs/protocol.md says (retry in a moment): it asks `legal`
-    again before deciding, since the action it sent may or may not have been applied.
+    The playing is the bot runner's `SeatBot` (one loop, proven by both): it answers
+    `unavailable` the way docs/protocol.md says (retry in a moment), asking `legal` again
+    before deciding, since the action it sent may or may not have been applied. On top,
+    the player keeps every room message the client delivered, in order, with its arrival
+    time, to hold against the room's log.
     """
 
     def __init__(
         self, urls: list[str], name: str, game: str, kind: str = "random", think: float = 0.0
     ) -> None:
         self.client = Client(urls, name=name, backoff=(0.05, 0.5), reconnect_timeout=30.0)
-        self.think = think
-        """Seconds the bot takes over each action (a person's pace), 0: none."""
-        self.policy = get_bot(kind, game)
-        self.room: str | None = None
-        self.seat: int | None = None
+        self.bot = SeatBot(self.client, kind, game, think=think, on_message=self._keep)
         self.seen: list[Seen] = []
-        self.unavailable = 0
-        """`unavailable` answers met (each retried)."""
-        self.lost = 0
-        """Requests that failed with `ConnectionLost` (each retried)."""
-        self.joined = asyncio.Event()
-        self._progress = asyncio.Condition()
+        self._arrived = asyncio.Event()
+        """Set by every message kept; `until_seq` clears it before it waits again."""
         self.task: asyncio.Task[GameOver] | None = None
+
+    @property
+    def seat(self) -> int | None:
+        return self.bot.seat
+
+    @property
+    def unavailable(self) -> int:
+        """`unavailable` answers met (each retried)."""
+        return self.bot.unavailable
+
+    @property
+    def lost(self) -> int:
+        """Requests that failed with `ConnectionLost` (each retried)."""
+        return self.bot.lost
 
     async def connect(self) -> Player:
         await self.client.connect()
@@ -283,21 +289,22 @@ class Player:
 
     async def join(self, room: str, seat: int | None = None) -> None:
         """Sit down (or watch, with `seat` None), then play until the game is over."""
-        self.room = room
         if seat is None:
-            await self.client.spectate(room)
+            await self.bot.watch(room)
         else:
-            self.seat = (await self.client.join(room, seat)).seat
-        self.task = asyncio.get_running_loop().create_task(self._run())
-        await asyncio.wait_for(self.joined.wait(), 30)
+            await self.bot.join(room, seat)
+        self.task = asyncio.get_running_loop().create_task(self.bot.run())
+        await asyncio.wait_for(self.bot.joined.wait(), JOIN_TIMEOUT)
 
     @property
     def last_seq(self) -> int:
         return self.seen[-1].message.seq if self.seen else 0
 
     async def until_seq(self, seq: int, timeout: float = 30.0) -> None:
-        async with self._progress:
-            await asyncio.wait_for(self._progress.wait_for(lambda: self.last_seq >= seq), timeout)
+        async with asyncio.timeout(timeout):
+            while self.last_seq < seq:
+                self._arrived.clear()
+                await self._arrived.wait()
 
     def over(self) -> bool:
         """The game ended (or the player's task did)."""
@@ -317,60 +324,9 @@ class Player:
     def stream(self) -> list[RoomMessage]:
         return [s.message for s in self.seen]
 
-    async def _run(self) -> GameOver:
-        async for message in self.client.messages():
-            if isinstance(message, RoomLost):
-                raise AssertionError(f"{self.client.name} lost {message.room}: {message.reason}")
-            if message.room != self.room:
-                continue
-            self.seen.append(Seen(time.monotonic(), message))
-            async with self._progress:
-                self._progress.notify_all()
-            if isinstance(message, Snapshot):
-                self.joined.set()
-                if message.turn is not None and self._acts(message.turn.actors):
-                    await self._play(message.turn.window)
-            elif isinstance(message, Window) and self._acts(message.actors):
-                await self._play(message.window)
-            elif isinstance(message, GameOver):
-                return message
-        raise AssertionError(f"{self.client.name}: the stream ended before the game did")
-
-    def _acts(self, actors: list[Actor]) -> bool:
-        return self.seat is not None and any(a.seat == self.seat for a in actors)
-
-    async def _retry(self, exc: Exception) -> None:
-        if isinstance(exc, errors.UnavailableError):
-            self.unavailable += 1
-        else:
-            self.lost += 1
-        await asyncio.sleep(0.1)
-
-    async def _play(self, window: int) -> None:
-        room = self.room
-        assert room is not None
-        while True:
-            turn = self.client.turn(room)
-            if turn is None or turn.window != window or not self._acts(turn.actors):
-                return
-            try:
-                legal = await self.client.legal(room)
-            except (errors.GameOverError, errors.NotStartedError):
-                return
-            except (ConnectionLost, errors.UnavailableError) as exc:
-                await self._retry(exc)
-                continue
-            if legal.window != window or not legal.actions:
-                return
-            action = self.policy.decide(legal.view, legal.actions)
-            try:
-                if self.think:
-                    await asyncio.sleep(self.think)  # thinking, not waiting for anything
-                await self.client.act(room, action, window)
-            except (errors.WindowClosedError, errors.NotYourTurnError, errors.GameOverError):
-                return
-            except (ConnectionLost, errors.UnavailableError) as exc:
-                await self._retry(exc)
+    def _keep(self, message: RoomMessage) -> None:
+        self.seen.append(Seen(time.monotonic(), message))
+        self._arrived.set()
 
 
 async def seat_players(

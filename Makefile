@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OLDEST := .venv-oldest
 
-.PHONY: test test-oldest lock browsers redis nginx js coverage-floors screenshots lint typecheck unit bench demo serve clean
+.PHONY: test test-oldest lock browsers redis nginx postgres js coverage-floors screenshots lint typecheck unit bench demo serve clean
 
 # $(1): the venv, $(2): the lock file. The project itself goes in editable, without
 # dependencies and without build isolation (setuptools is in the lock too).
@@ -21,10 +21,10 @@ $(STAMP): pyproject.toml requirements/dev.txt
 	$(call install_locked,$(VENV),requirements/dev.txt)
 	touch $(STAMP)
 
-test: browsers redis nginx js lint typecheck unit
+test: browsers redis nginx postgres js lint typecheck unit
 
 # The suite against the declared minimum of every runtime dependency (requirements/oldest.txt).
-test-oldest: browsers redis nginx js
+test-oldest: browsers redis nginx postgres js
 	$(call install_locked,$(OLDEST),requirements/oldest.txt)
 	$(OLDEST)/bin/pytest -q
 
@@ -60,6 +60,14 @@ node_modules/.installed: package.json package-lock.json clients/js/package.json
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# The history store's tests start their own PostgreSQL cluster from Debian's server binaries
+# (tests/support/postgres.py; as root its processes run as the package's `postgres` user).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
 # tests/e2e/test_nginx.py runs deploy/nginx.conf under Debian's nginx.
 nginx:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.redis import RedisServer, running_redis
 from tests.support.servers import ServerProcess, running_server
 from tests.support.tls import Certs, make_certs
@@ -49,3 +50,19 @@ def server(request: pytest.FixtureRequest) -> Iterator[ServerProcess]:
     r: RedisServer = request.getfixturevalue("redis_server")
     with running_server("--redis", r.url_db(r.fresh_db())) as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL cluster for the whole run (a fresh database per test)."""
+    with running_postgres() as pg:
+        yield pg
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty history database: a SQLite file, or a new database on the PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'history.db'}"
+    pg: PostgresServer = request.getfixturevalue("postgres")
+    return pg.fresh_database()

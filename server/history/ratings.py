@@ -1,0 +1,67 @@
+"""Ratings: openskill's Plackett-Luce model, one rating per identity per ladder.
+
+Why Plackett-Luce (Weng and Lin's Bayesian approximation, as openskill implements it): it
+rates a finish order of any number of seats, ties included, from one game, which is what
+a dice game of 2 to 6 seats ends with; Elo rates pairs. A rating is (mu, sigma); what a
+leaderboard orders by is the conservative `mu - 3 sigma` (openskill's ordinal), so a new
+identity starts at 0 and climbs as its games make the model sure of it.
+
+Pure: no database, no I/O (the store reads the ratings, asks this module, writes back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+MODEL = PlackettLuce()
+"""openskill's defaults: mu 25, sigma 25/3, beta 25/6 (a new rating's ordinal is 0)."""
+
+
+@dataclass(frozen=True)
+class Rating:
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        """What leaderboards sort by: mu minus three sigma."""
+        return self.mu - 3 * self.sigma
+
+
+NEW = Rating(MODEL.mu, MODEL.sigma)
+
+
+def ladder_of(
+    game: str,
+    options: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    presets: Mapping[str, Mapping[str, Any]],
+) -> str | None:
+    """The ladder a game's result counts on: the game's name under its default options,
+    `game:preset` under a preset's rules (e.g. `qwixx:official`), None under any other
+    mix of options (house rules are not comparable with anyone's: not rated)."""
+    if dict(options) == dict(defaults):
+        return game
+    for name, preset in sorted(presets.items()):
+        if dict(options) == {**defaults, **preset}:
+            return f"{game}:{name}"
+    return None
+
+
+def places(scores: Sequence[int]) -> list[int]:
+    """Finishing places from final scores, 1 the best; equal scores share a place."""
+    return [1 + sum(other > score for other in scores) for score in scores]
+
+
+def rate(before: Sequence[Rating], finish: Sequence[int]) -> list[Rating]:
+    """Every seat's rating after one game, from their ratings before it and their places
+    (`places`). One seat alone is not rated: the caller never asks (solitaire)."""
+    if len(before) < 2 or len(before) != len(finish):
+        raise ValueError("a rated game has two seats or more, one place each")
+    teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
+    after = MODEL.rate(teams, ranks=[float(p) for p in finish])
+    return [Rating(team[0].mu, team[0].sigma) for team in after]

@@ -1,0 +1,370 @@
+"""The history store: finished games, their seats' results and ratings, player identities,
+in SQLite or PostgreSQL through SQLAlchemy Core (asyncio: aiosqlite, asyncpg).
+
+A game is saved once, in one transaction with its result rows and the ratings it moves:
+its row is inserted first and only when absent (the room's id is its key), so a save that
+is repeated (a restart, the next owner, a retry after a lost reply) changes nothing. No
+SQL is built from input: every statement is SQLAlchemy's, every value a bound parameter.
+"""
+
+from __future__ import annotations
+
+import secrets as random
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from sqlalchemy import Row, and_, event, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from . import migrate
+from .ratings import NEW, Rating, places, rate
+from .schema import game_seats, games, players, ratings, secrets
+
+RECORD_LEVEL = 6
+"""zlib level of a stored record (a 4-seat Qwixx record: ~7.2 KB of JSON, ~0.9 KB kept)."""
+
+
+class HistoryError(Exception):
+    """The history store cannot do what was asked (a bad URL, a database that is gone)."""
+
+
+@dataclass(frozen=True)
+class SeatResult:
+    seat: int
+    name: str
+    player: str | None
+    """The seat's player id (from its player key); None: played without one."""
+    score: int
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    id: str
+    game: str
+    ladder: str | None
+    """Where its result is rated (ratings.ladder_of); None: not rated."""
+    finished_at: int
+    """Unix milliseconds."""
+    record: dict[str, Any]
+    seats: list[SeatResult]
+
+
+@dataclass(frozen=True)
+class PlayedSeat:
+    """One of a player's games, as their list shows it."""
+
+    game_id: str
+    game: str
+    ladder: str | None
+    finished_at: int
+    seat: int
+    name: str
+    score: int
+    place: int
+    seats: int
+    rating_before: float | None
+    rating_after: float | None
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One line of a leaderboard."""
+
+    rank: int
+    player: str
+    name: str
+    rating: float
+    mu: float
+    sigma: float
+    games: int
+
+
+def engine_url(url: str) -> str:
+    """`sqlite:///path` and `postgresql://...` (what an operator writes) with the asyncio
+    driver the store uses; a URL that names its driver is taken as it is."""
+    parsed = make_url(url)
+    driver = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+    backend = "postgresql" if parsed.drivername == "postgres" else parsed.drivername
+    if backend in driver:
+        parsed = parsed.set(drivername=driver[backend])
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise HistoryError(f"--db: {parsed.drivername} is not supported (sqlite, postgresql)")
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_settings(engine: AsyncEngine) -> None:
+    """WAL (readers never wait for the writer), a wait instead of an error when another
+    process holds the write lock, foreign keys on, and BEGIN IMMEDIATE: a transaction that
+    will write takes the lock first, so two writers queue instead of one failing half-way.
+    (SQLAlchemy's documented recipe for the pysqlite/aiosqlite drivers.)"""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def connect(dbapi_connection: Any, record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in ("journal_mode=WAL", "busy_timeout=10000", "foreign_keys=ON"):
+            cursor.execute(f"PRAGMA {pragma}")  # (constants: no input in them)
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class HistoryStore:
+    """One database; `open()` connects and brings the schema up to date."""
+
+    def __init__(self, url: str, pool_size: int = 5) -> None:
+        self.url = engine_url(url)
+        if make_url(self.url).get_backend_name() == "sqlite":
+            self.engine = create_async_engine(self.url)
+            _sqlite_settings(self.engine)
+            self._insert: Any = sqlite.insert
+        else:
+            self.engine = create_async_engine(self.url, pool_size=pool_size, pool_pre_ping=True)
+            self._insert = postgresql.insert
+
+    @classmethod
+    async def open(cls, url: str) -> HistoryStore:
+        store = cls(url)
+        try:
+            async with store.engine.begin() as conn:
+                await migrate.upgrade(conn)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def ping(self) -> None:
+        async with self.engine.connect() as conn:
+            await conn.execute(select(1))
+
+    # --- writing ---------------------------------------------------------------------------
+
+    async def save(self, game: FinishedGame) -> bool:
+        """Store a finished game with its results and rating changes; False when it was
+        stored already (nothing changes then)."""
+        record = zlib.compress(msgspec.json.encode(game.record), RECORD_LEVEL)
+        async with self.engine.begin() as conn:
+            added = await conn.execute(
+                self._insert(games)
+                .values(
+                    id=game.id,
+                    game=game.game,
+                    ladder=game.ladder,
+                    seats=len(game.seats),
+                    finished_at=game.finished_at,
+                    record=record,
+                )
+                .on_conflict_do_nothing(index_elements=["id"])
+            )
+            if added.rowcount == 0:
+                return False
+            ids = sorted({s.player for s in game.seats if s.player is not None})
+            await self._remember(conn, game.seats, game.finished_at)
+            before: list[float | None] = [None] * len(game.seats)
+            after: list[float | None] = [None] * len(game.seats)
+            finish = places([s.score for s in game.seats])
+            if game.ladder is not None and len(game.seats) >= 2:
+                before, after = await self._rate(conn, game, ids, finish)
+            await conn.execute(
+                game_seats.insert(),
+                [
+                    {
+                        "game_id": game.id,
+                        "seat": s.seat,
+                        "player_id": s.player,
+                        "name": s.name,
+                        "score": s.score,
+                        "place": finish[i],
+                        "finished_at": game.finished_at,
+                        "rating_before": before[i],
+                        "rating_after": after[i],
+                    }
+                    for i, s in enumerate(game.seats)
+                ],
+            )
+        return True
+
+    async def _remember(self, conn: AsyncConnection, seats: Sequence[SeatResult], now: int) -> None:
+        """Every seat's identity exists, under the name it played with last."""
+        names = {s.player: s.name for s in seats if s.player is not None}
+        for player in sorted(names):  # (one order for every writer: no deadlock)
+            statement = self._insert(players).values(id=player, name=names[player], created_at=now)
+            await conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["id"], set_={"name": statement.excluded.name}
+                )
+            )
+
+    async def _rate(
+        self, conn: AsyncConnection, game: FinishedGame, ids: list[str], finish: list[int]
+    ) -> tuple[list[float | None], list[float | None]]:
+        ladder = game.ladder
+        assert ladder is not None
+        if ids:
+            rows = [
+                {
+                    "player_id": p,
+                    "ladder": ladder,
+                    "mu": NEW.mu,
+                    "sigma": NEW.sigma,
+                    "ordinal": NEW.ordinal,
+                    "games": 0,
+                    "updated_at": game.finished_at,
+                }
+                for p in ids
+            ]
+            await conn.execute(
+                self._insert(ratings)
+                .values(rows)
+                .on_conflict_do_nothing(index_elements=["player_id", "ladder"])
+            )
+        held = await conn.execute(
+            select(ratings.c.player_id, ratings.c.mu, ratings.c.sigma)
+            .where(ratings.c.ladder == ladder, ratings.c.player_id.in_(ids))
+            .order_by(ratings.c.player_id)
+            .with_for_update()  # (PostgreSQL: two games of one player queue; SQLite: one writer)
+        )
+        current = {row.player_id: Rating(row.mu, row.sigma) for row in held}
+        old = [current.get(s.player, NEW) if s.player else NEW for s in game.seats]
+        new = rate(old, finish)
+        for seat, rating in zip(game.seats, new, strict=True):
+            if seat.player is None:
+                continue  # (a seat without a key is rated from scratch, and forgotten)
+            await conn.execute(
+                update(ratings)
+                .where(ratings.c.player_id == seat.player, ratings.c.ladder == ladder)
+                .values(
+                    mu=rating.mu,
+                    sigma=rating.sigma,
+                    ordinal=rating.ordinal,
+                    games=ratings.c.games + 1,
+                    updated_at=game.finished_at,
+                )
+            )
+        return [r.ordinal for r in old], [r.ordinal for r in new]
+
+    async def signing_secret(self) -> bytes:
+        """The key that signs player keys: made once, then the same for every process."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                self._insert(secrets)
+                .values(name="player-keys", value=random.token_bytes(32))
+                .on_conflict_do_nothing(index_elements=["name"])
+            )
+            value: bytes = (
+                await conn.execute(select(secrets.c.value).where(secrets.c.name == "player-keys"))
+            ).scalar_one()
+        return value
+
+    # --- reading ---------------------------------------------------------------------------
+
+    async def record(self, game_id: str) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            packed: bytes | None = (
+                await conn.execute(select(games.c.record).where(games.c.id == game_id))
+            ).scalar_one_or_none()
+        if packed is None:
+            return None
+        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(packed))
+        return record
+
+    async def player_name(self, player: str) -> str | None:
+        async with self.engine.connect() as conn:
+            name: str | None = (
+                await conn.execute(select(players.c.name).where(players.c.id == player))
+            ).scalar_one_or_none()
+        return name
+
+    async def player_games(
+        self, player: str, limit: int, before: tuple[int, str] | None = None
+    ) -> list[PlayedSeat]:
+        """A player's games, newest first; `before` (finished_at, game id) of the last one
+        seen gives the next page (keyset paging: as fast on page 1,000 as on page 1)."""
+        query = (
+            select(game_seats, games.c.game, games.c.ladder, games.c.seats)
+            .join(games, games.c.id == game_seats.c.game_id)
+            .where(game_seats.c.player_id == player)
+            .order_by(game_seats.c.finished_at.desc(), game_seats.c.game_id.desc())
+            .limit(limit)
+        )
+        if before is not None:
+            at, game_id = before
+            query = query.where(
+                or_(
+                    game_seats.c.finished_at < at,
+                    and_(game_seats.c.finished_at == at, game_seats.c.game_id < game_id),
+                )
+            )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_played(row) for row in rows]
+
+    async def leaderboard(self, ladder: str, offset: int, limit: int) -> list[Standing]:
+        query = (
+            select(ratings, players.c.name)
+            .join(players, players.c.id == ratings.c.player_id)
+            .where(ratings.c.ladder == ladder)
+            .order_by(ratings.c.ordinal.desc(), ratings.c.player_id)
+            .offset(offset)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            Standing(offset + i + 1, r.player_id, r.name, r.ordinal, r.mu, r.sigma, r.games)
+            for i, r in enumerate(rows)
+        ]
+
+    async def ratings_of(self, player: str) -> dict[str, Standing]:
+        """A player's rating on every ladder they have played on, with their rank there."""
+        mine = ratings.alias("mine")
+        better = (
+            select(func.count())
+            .select_from(ratings)
+            .where(ratings.c.ladder == mine.c.ladder, ratings.c.ordinal > mine.c.ordinal)
+            .scalar_subquery()
+        )
+        query = (
+            select(mine, players.c.name, better.label("better"))
+            .join(players, players.c.id == mine.c.player_id)
+            .where(mine.c.player_id == player)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return {
+            r.ladder: Standing(r.better + 1, player, r.name, r.ordinal, r.mu, r.sigma, r.games)
+            for r in rows
+        }
+
+    async def counts(self) -> tuple[int, int]:
+        """(games, players) stored."""
+        async with self.engine.connect() as conn:
+            n_games = (await conn.execute(select(func.count()).select_from(games))).scalar_one()
+            n_players = (await conn.execute(select(func.count()).select_from(players))).scalar_one()
+        return n_games, n_players
+
+
+def _played(row: Row[Any]) -> PlayedSeat:
+    return PlayedSeat(
+        game_id=row.game_id,
+        game=row.game,
+        ladder=row.ladder,
+        finished_at=row.finished_at,
+        seat=row.seat,
+        name=row.name,
+        score=row.score,
+        place=row.place,
+        seats=row.seats,
+        rating_before=row.rating_before,
+        rating_after=row.rating_after,
+    )

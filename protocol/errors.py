@@ -219,6 +219,15 @@ class NoSuchBotError(LobbyError):
     meaning = "The server has no house bot of that kind for this game."
 
 
+class BadKeyError(LobbyError):
+    code, name = 2012, "bad-key"
+    meaning = (
+        "The player key in `hello` was not issued by this server (forged, altered, or from"
+        " another deployment); nothing changed: send `hello` again, without `key` to get a"
+        " new identity."
+    )
+
+
 # --- 3xxx -------------------------------------------------------------------------------
 
 

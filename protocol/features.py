@@ -12,6 +12,11 @@
   comes in, listing the seats that have answered. Without it those answers show only when
   the window resolves (as `answered` events, before what resolved it); a table that shows
   who it is waiting for asks for it, a bot has no use for it.
+- `identity`: a player identity without sign-up. The `hello` reply carries `player` (a
+  public `id` and a secret `key`, signed by the server); `hello` may then send that `key`
+  again, on any later connection to any process, to be the same player (ratings, a
+  player's games). Asked for, not on by default, because `hello.key` is a field an older
+  server would refuse.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from typing import Final
 TIMESTAMPS: Final = "timestamps"
 LEGAL_WITHOUT_VIEW: Final = "legal_without_view"
 PROGRESS: Final = "progress"
+IDENTITY: Final = "identity"
 
-SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS)
+SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS, IDENTITY)
 """What a v1 server offers, in `welcome.features` order."""
 
 

@@ -29,6 +29,9 @@ MAX_ROOM_ID = 32
 MAX_WORD = 32
 """Game names, option names, bot kinds, feature names, action words."""
 MAX_TOKEN = 512
+MAX_KEY = 128
+"""Player keys (the `identity` feature): opaque, like seat tokens, but shorter."""
+MAX_PLAYER_ID = 64
 MAX_URL = 512
 MAX_TOKENS = 16
 MAX_FEATURES = 16

@@ -74,6 +74,8 @@ class ServerConnection:
         self._last_id = -1
         self._pending: set[int] = set()
         self._errors_in_row = 0
+        self._hello: int | None = None
+        """The id of the `hello` that opened the connection, until it is answered."""
 
     @property
     def state(self) -> ConnectionState:
@@ -114,6 +116,7 @@ class ServerConnection:
             if self._state is ConnectionState.OPEN:
                 return self._refuse(AlreadyHelloError(request_id=rid))
             self._state = ConnectionState.OPEN
+            self._hello = rid
         elif self._state is ConnectionState.AWAITING_HELLO:
             return self._refuse(HelloFirstError(request_id=rid))
         self._errors_in_row = 0
@@ -153,13 +156,23 @@ class ServerConnection:
     ) -> Frame:
         """The ok reply to a request this connection handed out (exactly once)."""
         self._settle(request_id)
+        if request_id == self._hello:
+            self._hello = None
         return self._encode_reply(
             Reply(id=request_id, ok=True, result={} if result is None else result)
         )
 
     def fail(self, request_id: int, error: ProtocolError) -> Frame:
-        """The error reply to a request this connection handed out (exactly once)."""
+        """The error reply to a request this connection handed out (exactly once).
+
+        A failed `hello` (a `bad-key`) leaves the connection waiting for `hello` again, as
+        if it had not come, with the hello time-out counted from it: the client can say
+        it again (without the key) on the same connection."""
         self._settle(request_id)
+        if request_id == self._hello and self._state is ConnectionState.OPEN:
+            self._hello = None
+            self._state = ConnectionState.AWAITING_HELLO
+            self._opened = self._heard
         return self._encode_reply(Reply(id=request_id, ok=False, error=error.body()))
 
     def send(self, message: ServerMessage) -> Frame:

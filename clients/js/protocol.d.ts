@@ -45,6 +45,7 @@ export interface Hello {
    * Client-chosen; strictly increasing per connection.
    */
   id: number;
+  key?: string | null;
   name?: string | null;
   /**
    * @maxItems 16
@@ -704,13 +705,29 @@ export interface OptionInfo {
   name: string;
 }
 /**
- * `seats`: the seats the tokens gave back; `rejected`: indexes of tokens refused.
+ * `seats`: the seats the tokens gave back; `rejected`: indexes of tokens refused;
+ * `player`: with the feature `identity` only (absent without it).
  */
 export interface HelloResult {
   features?: string[];
   name?: string | null;
+  player?: PlayerIdentity;
   rejected?: number[];
   seats?: HeldSeat[];
+}
+/**
+ * Who this connection plays as (the feature `identity`): `id` is public, `key` is
+ * secret; `hello.key` takes it on any later connection to any process.
+ */
+export interface PlayerIdentity {
+  /**
+   * Public: names the player in the server's records.
+   */
+  id: string;
+  /**
+   * Opaque and secret: whoever holds it is that player.
+   */
+  key: string;
 }
 /**
  * A seat this connection holds.

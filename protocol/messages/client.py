@@ -17,6 +17,7 @@ from .fields import (
     ChatText,
     Name,
     Options,
+    PlayerKey,
     RequestId,
     RoomId,
     RoomName,
@@ -48,6 +49,9 @@ class Hello(Request, tag="hello", kw_only=True):
     tokens: Annotated[list[Token], Meta(max_length=MAX_TOKENS)] = []
     features: Annotated[list[Word], Meta(max_length=MAX_FEATURES)] = []
     """Optional v1 features the client understands; the reply says which are on."""
+    key: PlayerKey | None = None
+    """With the feature `identity`: the player key an earlier `hello` reply gave, to be
+    that player again (absent: the reply gives a new one)."""
 
 
 class Games(Request, tag="games", kw_only=True):

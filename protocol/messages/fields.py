@@ -12,9 +12,11 @@ from msgspec import Meta
 
 from ..limits import (
     MAX_CHAT,
+    MAX_KEY,
     MAX_NAME,
     MAX_OPTION_INT,
     MAX_OPTIONS,
+    MAX_PLAYER_ID,
     MAX_REQUEST_ID,
     MAX_ROOM_ID,
     MAX_ROOM_NAME,
@@ -61,6 +63,24 @@ Word = Annotated[str, Meta(min_length=1, max_length=MAX_WORD)]
 Token = Annotated[
     str,
     Meta(min_length=1, max_length=MAX_TOKEN, pattern=r"^[\x21-\x7e]+$", description="Opaque."),
+]
+PlayerKey = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_KEY,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Opaque and secret: whoever holds it is that player.",
+    ),
+]
+PlayerId = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_PLAYER_ID,
+        pattern=r"^[A-Za-z0-9_:-]+$",
+        description="Public: names the player in the server's records.",
+    ),
 ]
 ServerUrl = Annotated[
     str,

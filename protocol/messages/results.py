@@ -33,6 +33,8 @@ from .fields import (
     Hex64,
     JsonMap,
     Name,
+    PlayerId,
+    PlayerKey,
     RoomId,
     Seat,
     Seq,
@@ -48,13 +50,24 @@ class Result(msgspec.Struct, kw_only=True):
     pass
 
 
+class PlayerIdentity(msgspec.Struct, kw_only=True):
+    """Who this connection plays as (the feature `identity`): `id` is public, `key` is
+    secret; `hello.key` takes it on any later connection to any process."""
+
+    id: PlayerId
+    key: PlayerKey
+
+
 class HelloResult(Result):
-    """`seats`: the seats the tokens gave back; `rejected`: indexes of tokens refused."""
+    """`seats`: the seats the tokens gave back; `rejected`: indexes of tokens refused;
+    `player`: with the feature `identity` only (absent without it)."""
 
     name: Name | None = None
     seats: list[HeldSeat] = []
     rejected: list[Count] = []
     features: list[Word] = []
+    player: PlayerIdentity | msgspec.UnsetType = msgspec.UNSET
+    """(UNSET, not None, so that a connection without the feature never sees the field.)"""
 
 
 class GamesResult(Result):

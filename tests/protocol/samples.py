@@ -37,6 +37,7 @@ from protocol import (
     OptionInfo,
     Ping,
     PingResult,
+    PlayerIdentity,
     Progress,
     Reply,
     Resume,
@@ -101,7 +102,14 @@ ACTIONS = [
 ]
 
 CLIENT = [
-    Hello(id=0, client="dicehall-py/0.1", name="Ada", tokens=["t.1.abc"], features=["x"]),
+    Hello(
+        id=0,
+        client="dicehall-py/0.1",
+        name="Ada",
+        tokens=["t.1.abc"],
+        features=["x", "identity"],
+        key="pk1.p1.mac",
+    ),
     Games(id=1),
     Rooms(id=2, game="qwinto"),
     Create(
@@ -170,7 +178,12 @@ SERVER = [
 ]
 
 RESULTS: dict[type, Result] = {
-    Hello: HelloResult(name="Ada", seats=[HeldSeat(room="r7Kx2", seat=0)], rejected=[1]),
+    Hello: HelloResult(
+        name="Ada",
+        seats=[HeldSeat(room="r7Kx2", seat=0)],
+        rejected=[1],
+        player=PlayerIdentity(id="p1", key="pk1.p1.mac"),
+    ),
     Games: GamesResult(games=[QWINTO]),
     Rooms: RoomsResult(rooms=[ROOM]),
     Create: CreateResult(room=ROOM),

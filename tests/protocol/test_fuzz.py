@@ -50,6 +50,7 @@ FIELDS = [
     "seats", "options", "preset", "turn_window", "public", "seat", "kind", "count", "last_seq",
     "time", "text", "dice", "row", "box", "number", "tiles", "hold", "column", "color", "shape",
     "x", "y", "seq", "event", "view", "info", "result", "error", "ok", "from", "limits",
+    "key", "player",
 ]  # fmt: skip
 LEAF_ERRORS = set(errors.catalogue())
 

@@ -47,9 +47,10 @@ async def healthz(request: Request) -> Response:
 
 async def readyz(request: Request) -> Response:
     server = _server(request)
+    history = f"{server.history.status()}\n" if server.history is not None else ""
     if server.draining or not server.backend.ready():
-        return PlainTextResponse("not ready\n", status_code=503)
-    return PlainTextResponse("ready\n")
+        return PlainTextResponse("not ready\n" + history, status_code=503)
+    return PlainTextResponse("ready\n" + history)
 
 
 async def metrics(request: Request) -> Response:

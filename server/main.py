@@ -7,6 +7,7 @@ them to go; dicehall's `WebSocketProtocol` hands that to the endpoint, which say
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import signal
@@ -14,10 +15,13 @@ import sys
 from types import FrameType
 
 import uvicorn
+from sqlalchemy.exc import ArgumentError
 
 from protocol.limits import Limits
 
 from .app import create_app
+from .history.paths import default_db
+from .history.store import HistoryError, engine_url
 from .process import Server
 from .settings import Config
 from .ws.protocol import WebSocketProtocol
@@ -44,6 +48,14 @@ def serve(config: Config) -> int:
     if problem:
         print(f"dicehall serve: --redis: {problem}", file=sys.stderr)
         return 2
+    db = default_db() if config.db is None else config.db
+    config = dataclasses.replace(config, db=db)
+    if db != "none":
+        try:
+            engine_url(db)
+        except (HistoryError, ArgumentError) as exc:
+            print(f"dicehall serve: --db: {exc}", file=sys.stderr)
+            return 2
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
     app_server = Server(config)
     app = create_app(server=app_server)

@@ -17,8 +17,11 @@ from protocol.close import CloseCode
 
 from .backends import Backend, MemoryBackend, RoomSpec
 from .commands import AddBotsCmd
+from .history.paths import outbox_folder
+from .history.service import HistoryService
 from .housebots import HouseBot
 from .hub import Hub
+from .identity import PlayerKeys
 from .metrics import ServerMetrics
 from .peer import Peer
 from .session import Services, Settings
@@ -45,10 +48,18 @@ class Server:
             stats=lambda: self.backend.stats(),
         )
         self.backend = backend or self._backend()
+        self.history: HistoryService | None = None
+        """Finished games to the database (`--db`); None: no history kept."""
+        if config.db is not None and config.db != "none":
+            self.history = HistoryService(config.db, outbox_folder(config.db))
+            self.backend.on_game_over = self.history.finished
+            self.metrics.registry.register(self.history)
+        secret = config.secret or secrets.token_bytes(32)
         self.services = Services(
             backend=self.backend,
             hub=self.hub,
-            signer=TokenSigner(config.secret or secrets.token_bytes(32)),
+            signer=TokenSigner(secret),
+            players=PlayerKeys(secret),
             settings=Settings(default_turn_window=config.turn_window),
             errors=self.metrics.errors,
         )
@@ -91,11 +102,14 @@ class Server:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
+        if self.history is not None:
+            await self.history.start()
         await self.backend.start()
         if self.config.secret is None:
             shared = await self.backend.shared_secret()
             if shared is not None:
                 self.services.signer = TokenSigner(shared)
+                self.services.players = PlayerKeys(shared)
         if self.config.demo_rooms:
             self._tasks.append(asyncio.get_running_loop().create_task(self._keep_demo_rooms()))
 
@@ -106,6 +120,8 @@ class Server:
         for bot in list(self.bots.values()):
             await bot.stop()
         await self.backend.stop()
+        if self.history is not None:
+            await self.history.stop()  # (after the rooms: their last games are in its outbox)
 
     def say_goodbye(self, peer: Peer) -> None:
         """The server is going: no new work, and this client is told to go (1001)."""

@@ -104,6 +104,16 @@ class Config:
         " a command line is visible to every user of the machine.",
         env="DICEHALL_SECRET",
     )
+    db: str | None = setting(
+        None,
+        "History database (finished games, player identities, ratings): `sqlite:///path`"
+        " or `postgresql://user:password@host/name`; `none`: keep no history. Unset,"
+        " `dicehall serve` keeps it in `sqlite:///$XDG_DATA_HOME/dicehall/history.db`"
+        " (`~/.local/share/dicehall/` by default); a server built in code keeps none.",
+        flag="--db",
+        env="DICEHALL_DB",
+        metavar="URL",
+    )
     turn_window: int = setting(
         30,
         "Seconds per turn window for rooms created without one.",

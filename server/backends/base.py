@@ -7,8 +7,10 @@ one process the owner is always local; with Redis it may be another process.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -19,6 +21,8 @@ from rules import get_game
 from ..commands import Command, R
 from ..hub import Hub
 from ..room import RoomCore
+
+log = logging.getLogger("dicehall.backend")
 
 
 class RoomSpec(msgspec.Struct, kw_only=True):
@@ -63,6 +67,8 @@ class Backend(ABC):
         self.hub = hub
         self.public_url: str | None = None
         """Where clients reach this process directly (`--public-url`), if advertised."""
+        self.on_game_over: Callable[[RoomCore], None] | None = None
+        """Called once per game, by the room's owner, when its end is committed (history)."""
 
     @abstractmethod
     async def start(self) -> None:
@@ -74,6 +80,16 @@ class Backend(ABC):
 
     def ready(self) -> bool:
         return True
+
+    def game_over(self, core: RoomCore) -> None:
+        """Hand a finished game to history (`on_game_over`). Its failure (a full disk) is
+        logged and never reaches the room: play goes on without history."""
+        if self.on_game_over is None:
+            return
+        try:
+            self.on_game_over(core)
+        except Exception:
+            log.exception("room %s: its finished game could not be handed to history", core.id)
 
     async def shared_secret(self) -> bytes | None:
         """A token-signing secret every process of this deployment shares (None: no peers)."""

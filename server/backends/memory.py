@@ -111,6 +111,7 @@ class MemoryBackend(Backend):
             return
         if core.id not in self._records:
             self._records[core.id] = zlib.compress(msgspec.json.encode(core.record), RECORD_LEVEL)
+            self.game_over(core)
             while len(self._records) > self._keep_records:
                 self._records.popitem(last=False)
         if core.deserted:

@@ -32,8 +32,7 @@ class HistoryError(Exception):
     """The history store cannot do what was asked (a bad URL, a database that is gone)."""
 
 
-@dataclass(frozen=True)
-class SeatResult:
+class SeatResult(msgspec.Struct, frozen=True):
     seat: int
     name: str
     player: str | None
@@ -41,8 +40,9 @@ class SeatResult:
     score: int
 
 
-@dataclass(frozen=True)
-class FinishedGame:
+class FinishedGame(msgspec.Struct, frozen=True):
+    """What is stored of a game that ended (and waits in the outbox until it is)."""
+
     id: str
     game: str
     ladder: str | None

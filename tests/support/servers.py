@@ -104,7 +104,7 @@ def running_server(
                     *args,
                 ],
                 cwd=cwd,
-                env={**os.environ, **(env or {})},
+                env={**os.environ, "XDG_DATA_HOME": tmp, **(env or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -1,0 +1,101 @@
+"""Finished games reach the history database from a real `dicehall serve`: SQLite and a real
+PostgreSQL, a database that is down when the game ends, and a server killed before the
+database had the game (the next start stores it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from server.history.store import HistoryStore
+from tests.e2e.helpers import metrics, new_room
+from tests.e2e.wire import RawClient
+from tests.support.postgres import running_postgres
+from tests.support.servers import ServerProcess, running_server
+from tests.support.wait import eventually
+
+
+async def bot_game(server: ServerProcess, game: str = "qwixx") -> str:
+    """A room of house bots, played to its end; its id."""
+    host = await RawClient.open(server.ws)
+    try:
+        room = await new_room(host, game, 2, public=False, turn_window=5)
+        await host.call("spectate", room=room)
+        await host.call("add_bots", room=room)
+        await host.call("start", room=room)
+        while (await host.read(timeout=60)).get("type") != "game_over":
+            pass
+        return room
+    finally:
+        await host.close()
+
+
+async def stored(url: str, room: str) -> dict[str, object] | None:
+    store = await HistoryStore.open(url)
+    try:
+        return await store.record(room)
+    finally:
+        await store.close()
+
+
+def waiting(server: ServerProcess) -> float:
+    return metrics(server)["dicehall_history_waiting"]
+
+
+async def test_a_finished_game_is_stored_with_its_seed(history_url: str) -> None:
+    with running_server("--db", history_url) as server:
+        room = await bot_game(server)
+        await eventually(lambda: metrics(server)["dicehall_history_saved_total"] == 1, "saved")
+        record = await stored(history_url, room)
+        assert record is not None and record["game"] == "qwixx" and "seed" in record
+        assert waiting(server) == 0
+        assert server.get("/readyz") == (200, "ready\nhistory: up to date\n")
+
+
+async def test_the_default_database_is_a_file_in_the_data_directory(tmp_path: Path) -> None:
+    with running_server(env={"XDG_DATA_HOME": str(tmp_path)}) as server:
+        room = await bot_game(server)
+        await eventually(lambda: metrics(server)["dicehall_history_saved_total"] == 1, "saved")
+    url = f"sqlite:///{tmp_path / 'dicehall' / 'history.db'}"
+    assert await stored(url, room) is not None
+
+
+async def test_play_goes_on_while_the_database_is_down_and_a_kill_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """PostgreSQL is stopped: games still end, wait in the outbox, and /readyz and /metrics
+    say so. The server is then killed (SIGKILL) before the database had them; the next start
+    stores them once PostgreSQL is back."""
+    data = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    with running_postgres() as pg:
+        url = pg.fresh_database()
+        with running_server("--db", url, env=data) as server:
+            await eventually(lambda: metrics(server)["dicehall_history_writer_up"] == 1, "up")
+            pg.stop()
+            rooms = [await bot_game(server), await bot_game(server, "yamb")]
+            await eventually(lambda: waiting(server) == 2, "both games wait in the outbox")
+            status, text = server.get("/readyz")
+            assert status == 200 and "2 finished game(s) waiting for the database" in text
+            server.proc.kill()
+            server.proc.wait(10)
+        assert sorted(p.stem for p in (tmp_path / "data/dicehall/pending-games").iterdir()) == (
+            sorted(rooms)
+        )
+        pg.start()
+        with running_server("--db", url, env=data) as server:
+            await eventually(lambda: waiting(server) == 0, "the outbox is emptied", timeout=30)
+        for room in rooms:
+            assert await stored(url, room) is not None
+
+
+async def test_the_database_coming_back_late_delays_history_only(tmp_path: Path) -> None:
+    """The database is unreachable when the server starts: it serves games at once, and
+    stores them once PostgreSQL is up."""
+    with running_postgres() as pg:
+        url = pg.fresh_database()
+        pg.stop()
+        with running_server("--db", url, env={"XDG_DATA_HOME": str(tmp_path)}) as server:
+            room = await bot_game(server)
+            await eventually(lambda: waiting(server) == 1, "the game waits")
+            pg.start()
+            await eventually(lambda: waiting(server) == 0, "stored", timeout=60)
+        assert await stored(url, room) is not None

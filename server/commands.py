@@ -68,6 +68,8 @@ class JoinCmd(Command[int], tag="join"):
     nonce: str
     host_key: str | None = None
     """The joiner's proof of having created the room: its seat becomes the host."""
+    player: str | None = None
+    """The joiner's player id (the `identity` feature), if it has one."""
 
 
 class HostCmd(Command[R]):
@@ -122,8 +124,12 @@ class PresenceCmd(Command[None], tag="presence"):
 
 
 class TokenCmd(Command[bool], tag="token"):
+    """Does the token hold? With `player`, the seat it gives back is then that player's
+    (`RoomCore.take_back`): not a read any more, so the journal keeps it."""
+
     seat: int
     nonce: str
+    player: str | None = None
 
 
 class LegalCmd(Command[LegalAnswer], tag="legal"):
@@ -175,8 +181,8 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
             return core.legal(seat, view), []
         case ExpireCmd():
             return None, core.expire(now)
-        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key):
-            return core.join(name, seat, nonce, now, key)
+        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key, player=player):
+            return core.join(name, seat, nonce, now, key, player)
         case LeaveCmd(seat=seat):
             return None, core.leave(seat)
         case StartCmd(host_key=key, seat=seat):
@@ -207,6 +213,6 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
             return None, core.reopen()
         case ResignCmd(host_key=key):
             return None, core.resign(key)
-        case TokenCmd(seat=seat, nonce=nonce):
-            return core.check_token(seat, nonce), []
+        case TokenCmd(seat=seat, nonce=nonce, player=player):
+            return core.take_back(seat, nonce, player), []
     raise TypeError(f"unknown command {cmd!r}")

@@ -3,6 +3,8 @@
 A house bot is a `Session` whose sink is in-process: it receives the room's message
 objects instead of frames, and sends the same typed requests a remote bot would (`legal`,
 then `act`). Its decisions run in a task of their own, never inside the room's fan-out.
+It plays as the player `house:<kind>` (`RoomCore.add_bots` seats it so), one identity per
+kind across rooms and processes, so that a house bot is rated like anyone.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from protocol.messages.results import LegalResult
 from protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
 from rules.bots import get_bot
 
+from .identity import house_player
 from .outgoing import Outgoing
 from .session import Services, Session
 
@@ -35,6 +38,7 @@ class HouseBot:
         self.seat = seat
         self.policy = get_bot(kind, game, seed=f"{room}/{seat}")
         self.session = Session(services, self)
+        self.session.player = house_player(kind)  # (the room seated it as that player too)
         self._ids = 0
         self._inbox: asyncio.Queue[RoomMessage] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None

@@ -39,8 +39,9 @@ class JournalError(Exception):
 
 
 def kept(cmd: Command[Any]) -> bool:
-    """The command may change the room (a read never does)."""
-    if isinstance(cmd, LegalCmd | TokenCmd):
+    """The command may change the room (a read never does; a token check with a player
+    does: the seat takes that player)."""
+    if isinstance(cmd, LegalCmd) or (isinstance(cmd, TokenCmd) and cmd.player is None):
         return False
     return not (isinstance(cmd, SyncCmd) and cmd.watch == 0)
 

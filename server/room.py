@@ -31,6 +31,7 @@ from rules.bots import bot_names
 from rules.fair import new_seed
 from rules.records import new_record
 
+from .identity import house_player
 from .outgoing import Outgoing
 from .roomlog import MessageLog, RecordLog
 from .seat import Seat, Status
@@ -216,6 +217,11 @@ class RoomCore:
     def open_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.kind == "open"]
 
+    def players(self) -> list[str | None]:
+        """Each seat's player id, by seat (None: open, or taken without an identity): who
+        a finished game is recorded under."""
+        return [s.player for s in self.seats]
+
     # --- the host -------------------------------------------------------------------------
     # The creator hosts (by `host_key`) until it sits; then its seat does, whichever
     # connection holds it. The role passes on when the host goes (see `_pass_host`).
@@ -261,11 +267,17 @@ class RoomCore:
         return self.host is not None and self.seats[self.host].connected == 0
 
     def join(
-        self, name: str, seat: int | None, nonce: str, now: float, host_key: str | None = None
+        self,
+        name: str,
+        seat: int | None,
+        nonce: str,
+        now: float,
+        host_key: str | None = None,
+        player: str | None = None,
     ) -> tuple[int, list[Outgoing]]:
-        """Seat a human in an open seat, before the start. The creator (`host_key`) takes
-        the host role to its seat; anyone takes it when nobody hosts, and it passes on
-        when the host's seat has no connection."""
+        """Seat a human (`player`, if it has an identity) in an open seat, before the
+        start. The creator (`host_key`) takes the host role to its seat; anyone takes it
+        when nobody hosts, and it passes on when the host's seat has no connection."""
         self._not_started()
         if seat is None:
             free = self.open_seats()
@@ -276,7 +288,7 @@ class RoomCore:
             raise errors.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
         elif self.seats[seat].kind != "open":
             raise errors.SeatTakenError(f"seat {seat} is taken")
-        self.seats[seat] = Seat("human", name, nonce, connected=1)
+        self.seats[seat] = Seat("human", name, nonce, connected=1, player=player)
         if self.host is None and (not self.host_key or host_key == self.host_key):
             self.host = seat
         elif self._host_absent():
@@ -312,7 +324,9 @@ class RoomCore:
         if not free:
             raise errors.RoomFullError("no open seat for a bot")
         for i in free:
-            self.seats[i] = Seat("bot", f"{kind}-bot-{i}", None, bot=kind, connected=1)
+            self.seats[i] = Seat(
+                "bot", f"{kind}-bot-{i}", None, bot=kind, connected=1, player=house_player(kind)
+            )
         return free, [self._room_update(), *self._autostart(now)]
 
     def set_connected(self, seat: int, delta: int) -> list[Outgoing]:
@@ -370,6 +384,16 @@ class RoomCore:
 
     def check_token(self, seat: int, nonce: str) -> bool:
         return 0 <= seat < len(self.seats) and self.seats[seat].nonce == nonce
+
+    def take_back(self, seat: int, nonce: str, player: str | None) -> bool:
+        """A seat token is used: True when it holds. The seat is then played as `player`
+        (the identity of the connection that holds the token now), unless that is none
+        or the game is over (a finished game's players are what it was recorded under)."""
+        if not self.check_token(seat, nonce):
+            return False
+        if player is not None and self.status != "over":
+            self.seats[seat].player = player
+        return True
 
     # --- the game ------------------------------------------------------------------------
 

@@ -21,9 +21,15 @@ class Seat:
     left: bool = False
     """Given up with `leave` after the start, and not taken back since (a merely
     disconnected seat is not `left`: its holder may be on the way back)."""
+    player: str | None = None
+    """The player id it is played as (the `identity` feature; `house:<kind>` for a house
+    bot); None for an open seat and for a connection without an identity. What a
+    finished game is recorded under."""
 
     def copy(self) -> Seat:
         """A seat of its own with the same fields: a saved room must not change with the
         live one, nor two rooms restored from one snapshot share their seats. (Spelled out:
         `dataclasses.replace` costs several times as much, once per seat per snapshot.)"""
-        return Seat(self.kind, self.name, self.nonce, self.bot, self.connected, self.left)
+        return Seat(
+            self.kind, self.name, self.nonce, self.bot, self.connected, self.left, self.player
+        )

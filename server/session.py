@@ -21,7 +21,7 @@ import msgspec
 from prometheus_client import Counter
 
 from protocol import errors
-from protocol.features import LEGAL_WITHOUT_VIEW, PROGRESS, TIMESTAMPS, accept
+from protocol.features import IDENTITY, LEGAL_WITHOUT_VIEW, PROGRESS, TIMESTAMPS, accept
 from protocol.messages import client as requests
 from protocol.messages import results
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -46,6 +46,7 @@ from .commands import (
     WatchCmd,
 )
 from .hub import Hub
+from .identity import Player, PlayerKeys
 from .outgoing import Outgoing
 from .tokens import TokenSigner
 
@@ -84,6 +85,8 @@ class Services:
     backend: Backend
     hub: Hub
     signer: TokenSigner
+    players: PlayerKeys
+    """Signs and checks player keys (the `identity` feature)."""
     settings: Settings = field(default_factory=Settings)
     errors: Counter | None = None
     holders: dict[tuple[str, int], Session] = field(default_factory=dict)
@@ -95,6 +98,9 @@ class Session:
         self.services = services
         self.sink = sink
         self.name: str | None = None
+        self.player: str | None = None
+        """The player id this connection plays as (the `identity` feature): the seats it
+        takes are that player's."""
         self.seats: dict[str, int] = {}
         """Rooms where this session holds a seat (and receives messages once synced)."""
         self.watching: set[str] = set()
@@ -230,7 +236,11 @@ class Session:
     # --- lobby ---------------------------------------------------------------------------
 
     async def _hello(self, req: requests.Hello) -> results.HelloResult:
+        features = accept(req.features)
+        player = self._identify(req.key, IDENTITY in features)  # (before any change)
         self.name = req.name
+        if player is not None:
+            self.player = player.id
         held: list[HeldSeat] = []
         rejected: list[int] = []
         for i, token in enumerate(req.tokens):
@@ -239,7 +249,8 @@ class Session:
             if claim is not None:
                 try:
                     ok = await self.services.backend.call(
-                        claim.room, TokenCmd(seat=claim.seat, nonce=claim.nonce)
+                        claim.room,
+                        TokenCmd(seat=claim.seat, nonce=claim.nonce, player=self.player),
                     )
                 except errors.ProtocolError:
                     ok = False
@@ -254,11 +265,33 @@ class Session:
                     )
             else:  # (a second token for a room: one seat per room and connection)
                 rejected.append(i)
-        features = accept(req.features)
         self.timestamps = TIMESTAMPS in features
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
         self.progress = PROGRESS in features
-        return results.HelloResult(name=self.name, seats=held, rejected=rejected, features=features)
+        result = results.HelloResult(
+            name=self.name, seats=held, rejected=rejected, features=features
+        )
+        if player is not None:
+            result.player = results.PlayerIdentity(id=player.id, key=player.key)
+        return result
+
+    def _identify(self, key: str | None, identity: bool) -> Player | None:
+        """Who `hello` says it is: the player `key` stands for, or a new one; None without
+        the feature. A key this deployment did not sign fails the `hello`, which changes
+        nothing (the connection may say `hello` again)."""
+        if not identity:
+            if key is not None:
+                raise errors.InvalidMessageError(f"`key` in `hello` needs the feature `{IDENTITY}`")
+            return None
+        if key is None:
+            return self.services.players.issue()
+        player = self.services.players.verify(key)
+        if player is None:
+            raise errors.BadKeyError(
+                "this server did not issue that player key: say hello without a key to get"
+                " a new identity"
+            )
+        return player
 
     async def _create(self, req: requests.Create) -> results.CreateResult:
         try:
@@ -298,7 +331,13 @@ class Session:
         try:
             seat = await self.services.backend.call(
                 room,
-                JoinCmd(name=name, seat=req.seat, nonce=nonce, host_key=self.hosting.get(room)),
+                JoinCmd(
+                    name=name,
+                    seat=req.seat,
+                    nonce=nonce,
+                    host_key=self.hosting.get(room),
+                    player=self.player,
+                ),
             )
         except BaseException:
             if watching:  # still a spectator: it keeps its stream, held messages included

@@ -9,7 +9,9 @@ with what it has added to both, so the three always agree.
 The map's keys are the same in every format since 1, so a process of the previous version,
 which reads maps, reads what this one writes (during a rolling upgrade) and the other way
 round. Fields a format added have defaults, and a field at its default is not written (the
-previous version reads each of those with a default too).
+previous version reads each of those with a default too). A seat's `player` (the
+`identity` feature) came within format 5: a seat is written with all its keys, the
+previous version passes over one it does not know, and a seat without it reads as None.
 """
 
 from __future__ import annotations

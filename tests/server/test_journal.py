@@ -55,6 +55,8 @@ def a_command(core: RoomCore, rng: Random, now: float) -> Command[Any]:
         return WatchCmd(delta=rng.choice((-1, 1)))
     if roll < 0.16:
         return ChatCmd(seat=0, sender="P0", text=f"hi {now}")
+    if roll < 0.19:  # seat 0's token used, by its player or another (the seat takes it)
+        return TokenCmd(seat=0, nonce="n0", player=rng.choice(("p0", "p9", None)))
     seat = rng.choice(core.state.actors())
     action = rng.choice(core.state.legal_actions(seat))
     return ActCmd(seat=seat, action=action, window=core.window_id)
@@ -67,7 +69,7 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
     kept: list[journal.Entry] = []
     log: list[Outgoing] = []
     now = 1_000.0
-    log += run(core, JoinCmd(name="P0", seat=0, nonce="n0", host_key=None), now, kept)
+    log += run(core, JoinCmd(name="P0", seat=0, nonce="n0", host_key=None, player="p0"), now, kept)
     log += run(core, JoinCmd(name="P1", seat=1, nonce="n1"), now, kept)
     log += run(core, AddBotsCmd(kind="random", count=None, seat=0), now, kept)
     log += run(core, StartCmd(seat=0), now, kept)
@@ -93,11 +95,13 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
     assert ran == len(kept) - since
     assert restored.save() == core.save()
     assert restored.record == core.record
+    assert restored.players() == core.players()
 
 
 def test_reads_are_not_kept() -> None:
     assert not journal.kept(LegalCmd(seat=0))
     assert not journal.kept(TokenCmd(seat=0, nonce="x"))
+    assert journal.kept(TokenCmd(seat=0, nonce="x", player="p"))  # the seat takes the player
     assert not journal.kept(SyncCmd(seat=0))
     assert journal.kept(SyncCmd(seat=None, watch=1))  # a spectator counted in
     assert journal.kept(ExpireCmd())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from random import Random
 from typing import Any
 
@@ -104,8 +105,39 @@ def test_what_this_version_writes_has_the_keys_the_previous_one_reads() -> None:
     assert (
         {"kind", "name", "nonce", "bot"}
         <= set(seat)
-        <= {*("kind", "name", "nonce", "bot", "connected", "left")}
+        <= {*("kind", "name", "nonce", "bot", "connected", "left", "player")}
     )
+    # `player` is new within format 5: the previous version's seat passes over it
+    assert msgspec.msgpack.decode(msgspec.msgpack.encode(seat), type=PreviousSeat) == (
+        PreviousSeat("human", "P0", "nonce0", None, 1, False)
+    )
+
+
+@dataclass
+class PreviousSeat:
+    """server/seat.py's Seat before the `identity` feature, as that version reads one."""
+
+    kind: str = "open"
+    name: str | None = None
+    nonce: str | None = None
+    bot: str | None = None
+    connected: int = 0
+    left: bool = False
+
+
+def test_a_seat_keeps_its_player_through_a_snapshot_and_an_old_one_has_none() -> None:
+    core = RoomCore("r3", get_game("qwixx"), get_game("qwixx").resolve_options(), 3, 30)
+    core.join("Ann", 0, "n0", now=0.0, player="Zq4mR8tWc2Lx0bNs")
+    core.join("Bob", 1, "n1", now=0.0)  # (a connection without an identity)
+    core.add_bots("strong", None, now=0.0)
+    assert core.players() == ["Zq4mR8tWc2Lx0bNs", None, "house:strong"]
+    restored = read(as_map(core.save()), presence=True)
+    assert restored.players() == core.players()
+    assert restored.save() == core.save()
+    written_before = as_map(core.save())
+    for seat in written_before["seats"]:
+        del seat["player"]
+    assert read(written_before).players() == [None, None, None]
 
 
 def test_a_record_log_shorter_than_the_snapshot_says_is_refused() -> None:

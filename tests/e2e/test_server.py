@@ -84,7 +84,8 @@ def check_record(server: ServerProcess, room: str, over: dict[str, Any]) -> dict
 
 async def test_health_readiness_and_http_lobby(server: ServerProcess) -> None:
     assert server.get("/healthz") == (200, "ok\n")
-    assert server.get("/readyz") == (200, "ready\n")
+    # (the second line is how history is doing: tests/e2e/test_history.py)
+    assert server.get("/readyz") == (200, "ready\nhistory: up to date\n")
 
     host = await RawClient.open(server.ws)
     status, body = server.get("/api/games")

@@ -59,6 +59,9 @@ class BotConfig:
     games: int = 1
     turn_window: int | None = None
     encoding: Encoding = Encoding.MSGPACK
+    key: str | None = None
+    """The player key every seat plays as (docs/protocol.md, "identity"); None: each seat
+    is a new player, as any client's first `hello` makes it."""
 
 
 @dataclass
@@ -71,6 +74,9 @@ class GameReport:
     seconds: float
     problems: list[str] = field(default_factory=list)
     """Why the seed did not verify (printed to stderr, not part of the JSON line)."""
+    players: dict[str, str] = field(default_factory=dict)
+    """The bots' seats by name: the player id each played as (none from a server without
+    the `identity` feature)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +86,7 @@ class GameReport:
             "winners": self.winners,
             "seed_verified": self.seed_verified,
             "seconds": self.seconds,
+            "players": self.players,
         }
 
 
@@ -272,7 +279,10 @@ async def play_game(cfg: BotConfig) -> GameReport:
         index = len(clients)
         if client is None:
             client = Client(
-                _rotate(cfg.urls, index), name=f"{cfg.bot}-{tag}-{index + 1}", encoding=cfg.encoding
+                _rotate(cfg.urls, index),
+                name=f"{cfg.bot}-{tag}-{index + 1}",
+                encoding=cfg.encoding,
+                key=cfg.key,
             )
             clients.append(client)
             await client.connect()
@@ -285,7 +295,7 @@ async def play_game(cfg: BotConfig) -> GameReport:
         return bot
 
     try:
-        host = Client(cfg.urls, name=f"{cfg.bot}-{tag}-1", encoding=cfg.encoding)
+        host = Client(cfg.urls, name=f"{cfg.bot}-{tag}-1", encoding=cfg.encoding, key=cfg.key)
         clients.append(host)
         await host.connect()
         began = time.monotonic()
@@ -329,6 +339,11 @@ async def play_game(cfg: BotConfig) -> GameReport:
                 problems.append(f"seat {bot.seat} saw commitment {bot.commitment}")
         problems += await check_dice(over, commitment, host.url or cfg.urls[0])
         names = _names(host.info(room), len(over.scores))
+        players = {
+            names[bot.seat]: player.id
+            for bot in bots
+            if bot.seat is not None and (player := bot.client.player) is not None
+        }
         return GameReport(
             room=room,
             game=cfg.game,
@@ -337,6 +352,7 @@ async def play_game(cfg: BotConfig) -> GameReport:
             seed_verified=not problems,
             seconds=seconds,
             problems=problems,
+            players=players,
         )
     finally:
         for task in runs:

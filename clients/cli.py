@@ -149,6 +149,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
         games=args.games,
         turn_window=args.turn_window,
         encoding=Encoding(args.encoding),
+        key=args.key,
     )
 
     def emit(line: dict[str, Any]) -> None:
@@ -281,6 +282,8 @@ def missing_extra(command: str, extra: str, module: str, hint: str = "") -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     import asyncio
 
+    from protocol.errors import BadKeyError
+
     from .terminal import play
 
     try:
@@ -293,8 +296,12 @@ def cmd_play(args: argparse.Namespace) -> int:
                 args.seats,
                 args.turn_window,
                 args.bot,
+                args.key,
             )
         )
+    except BadKeyError as exc:
+        print(f"dicehall play: --key: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\nbye: your seat stays yours; come back with the same command and --room")
         return 0
@@ -312,6 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seats", type=int, default=2, help="seats of a created room")
     s.add_argument("--turn-window", type=int, help="seconds per turn window (created room)")
     s.add_argument("--bot", default="random", help="house bot kind for the other seats")
+    s.add_argument(
+        "--key",
+        help="play as the player this key names (default: the one kept for the server in "
+        "$XDG_STATE_HOME/dicehall/player-keys.json, a new one the first time)",
+    )
     s.set_defaults(func=cmd_play)
 
     s = sub.add_parser(
@@ -342,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--games", type=int, default=1, help="games to play, one after the other")
     s.add_argument("--turn-window", type=int, help="seconds per turn window of created rooms")
     s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
+    s.add_argument(
+        "--key",
+        help="a player key: every seat plays as that player (default: each seat a new "
+        "player; the JSON line names them)",
+    )
     s.set_defaults(func=cmd_bot, parser=s)
 
     s = sub.add_parser(

@@ -8,10 +8,10 @@ matched to requests, typed results, duplicate room messages dropped, gaps detect
   refused with `rate-limited`;
 - an application `ping` every `heartbeat_ms`, so an idle but live client is not closed;
 - when the socket drops (or the server says goodbye with 1001 and `retry_ms`), it
-  reconnects with backoff to the next URL, sends `hello` with every seat token it holds,
-  then `resume`s each room from the last `seq` it delivered. The consumer of `messages()`
-  sees one stream per room with no gap and no duplicate (a `Snapshot` where the server
-  says the missed messages are gone).
+  reconnects with backoff to the next URL, sends `hello` with every seat token it holds
+  (and its player key), then `resume`s each room from the last `seq` it delivered. The
+  consumer of `messages()` sees one stream per room with no gap and no duplicate (a
+  `Snapshot` where the server says the missed messages are gone).
 
 A request that was in flight when the socket dropped fails with `ConnectionLost`: it may or
 may not have been applied, so it is never resent behind the caller's back (an `act` is not
@@ -41,6 +41,7 @@ from websockets.typing import Subprotocol
 from protocol import errors
 from protocol.client_connection import ClientConnection, Gap, Response
 from protocol.close import CloseCode
+from protocol.features import IDENTITY
 from protocol.limits import MAX_TOKENS, Limits, ReaderLimits
 from protocol.messages import client as requests
 from protocol.messages import results
@@ -255,7 +256,13 @@ class Client:
     optional protocol features to ask for in every `hello` (docs/protocol.md); those the
     server turned on are in `hello.features`. `follow`: move to the server process that
     runs the rooms this client is in when a reply names it (docs/protocol.md, "Following a
-    room to its server"), falling back to `urls` when it cannot be reached.
+    room to its server"), falling back to `urls` when it cannot be reached. `key`: the
+    player key to say `hello` with, from an earlier connection's `player` (docs/protocol.md,
+    "identity"); without one a server that offers the feature gives a new player, and
+    reconnects keep that one. A key the server did not sign is `BadKeyError` from
+    `connect()`; at a reconnect (to a server of another deployment, or one that lost its
+    secret, where the seats are lost too) the client goes on as a new player there, and
+    says so in the log and in `player`.
     """
 
     def __init__(
@@ -274,6 +281,7 @@ class Client:
         limits: ReaderLimits | None = None,
         features: Sequence[str] = (),
         follow: bool = True,
+        key: str | None = None,
     ) -> None:
         self.urls = [urls] if isinstance(urls, str) else list(urls)
         self.features = list(features)
@@ -291,6 +299,9 @@ class Client:
         self.limits = limits or ReaderLimits()
         self.hello: results.HelloResult | None = None
         """The reply to the latest `hello`."""
+        self.key = key
+        """The player key every `hello` sends (the server's `identity` feature): the one
+        given, else the one the first `hello` was given."""
         self.goodbye: Goodbye | None = None
         """The latest `goodbye` the server sent."""
         self.reconnects = 0
@@ -335,6 +346,9 @@ class Client:
             try:
                 wire = await self._open(url)
                 await self._attach(wire)
+            except errors.BadKeyError as exc:  # (every process of the deployment says so)
+                self._finish(exc)
+                raise
             except (ClientError, errors.ProtocolError) as exc:
                 failures.append(f"{url}: {_describe(exc)}")
                 continue
@@ -386,6 +400,15 @@ class Client:
     @property
     def server_limits(self) -> Limits | None:
         return self._wire.welcome.limits if self._wire is not None else None
+
+    @property
+    def player(self) -> results.PlayerIdentity | None:
+        """Who this client plays as (`id` public, `key` secret: keep it to be that player
+        again), or None when the server does not offer the `identity` feature."""
+        hello = self.hello
+        if hello is None or isinstance(hello.player, msgspec.UnsetType):
+            return None
+        return hello.player
 
     # --- what the client knows about its rooms -----------------------------------------------
 
@@ -631,16 +654,28 @@ class Client:
             for room in rooms[:-MAX_TOKENS]:
                 self._lose(room, "more seat tokens than one hello may carry")
             rooms = rooms[-MAX_TOKENS:]
+            identity = IDENTITY in wire.welcome.features  # (an older server refuses `key`)
+            features = [f for f in self.features if f != IDENTITY]
             hello = requests.Hello(
                 id=0,
                 client=self.program,
                 name=self.name,
                 tokens=[self._tokens[r] for r in rooms],
-                features=self.features,
+                features=[*features, IDENTITY] if identity else features,
+                key=self.key if identity else None,
             )
-            result = await self._call(wire, hello, self.open_timeout)
+            try:
+                result = await self._call(wire, hello, self.open_timeout)
+            except errors.BadKeyError:
+                if self.hello is None:
+                    raise  # (at `connect()`: the caller's key, the caller's to see)
+                log.warning("%s does not know this player: going on as a new one", wire.url)
+                hello = msgspec.structs.replace(hello, key=None)  # (hello may come again)
+                result = await self._call(wire, hello, self.open_timeout)
             assert isinstance(result, results.HelloResult)
             self.hello = result
+            if not isinstance(result.player, msgspec.UnsetType):
+                self.key = result.player.key  # (reconnects are the same player)
             for index in result.rejected:
                 self._lose(rooms[index], "the server refused the seat token")
             if handover is not None:

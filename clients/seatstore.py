@@ -23,27 +23,39 @@ def state_dir() -> Path:
     return Path(base) / "dicehall"
 
 
+def read_private(path: Path) -> dict[str, str]:
+    """A JSON map of strings written by `write_private`; an unreadable file counts as
+    empty (the state directory is a convenience, never a reason to fail)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def write_private(path: Path, data: dict[str, str]) -> None:
+    """Replace `path` with `data`, readable by the user only (it holds secrets), whole or
+    not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out)
+    os.replace(partial, path)
+
+
 class SeatStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or state_dir() / "seats.json"
 
     def _read(self) -> dict[str, str]:
-        """Key "server room" -> token; an unreadable file counts as empty."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        """Key "server room" -> token."""
+        return read_private(self.path)
 
     def _write(self, tokens: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".tmp")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(tokens, out)
-        os.replace(partial, self.path)
+        write_private(self.path, tokens)
 
     def get(self, server: str, room: str) -> str | None:
         return self._read().get(f"{server} {room}")

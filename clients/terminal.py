@@ -27,6 +27,7 @@ from rules import RulesError
 from rules.records import replay
 
 from .client import Client, ClientError, ConnectionLost, http_url
+from .playerkeys import PlayerKeyStore
 from .seatstore import SeatStore
 from .terminal_console import Console
 from .terminal_moves import Numbered, describe, hint, parse
@@ -302,14 +303,16 @@ async def play(
     seats: int,
     turn_window: int | None,
     bot: str,
+    key: str | None = None,
 ) -> int:
     store = SeatStore()
     server = urls[0]
     saved = store.get(server, room) if room is not None else None
     tokens = {room: saved} if room is not None and saved is not None else None
-    async with Client(
-        urls, name=name, encoding="json", features=[PROGRESS], tokens=tokens
-    ) as client:
+    client = await connect_as(
+        key, urls, name=name, encoding="json", features=[PROGRESS], tokens=tokens
+    )
+    try:
         if room is not None and saved is not None and room not in client.seats:
             store.forget(server, room)  # refused (the room ended, or the seat went to a bot)
             with contextlib.suppress(TimeoutError):
@@ -332,4 +335,30 @@ async def play(
         store.put(server, room, client.tokens[room])
         terminal = Terminal(client, room, inp=sys.stdin)
         await terminal.run()
+    finally:
+        await client.close()
     return 0
+
+
+async def connect_as(key: str | None, urls: list[str], **options: Any) -> Client:
+    """A connected client playing as `key`'s player, else as the one kept for this server
+    (docs/protocol.md, "identity"): the first run gets a new player and keeps its key.
+    A kept key the server refuses (another deployment now answers at that address, or it
+    lost its secret) makes way for a new player; a `key` given is the caller's, and its
+    refusal is theirs to see (`BadKeyError`)."""
+    keys = PlayerKeyStore()
+    kept = keys.get(urls[0]) if key is None else None
+    client = Client(urls, key=key or kept, **options)
+    try:
+        await client.connect()
+    except errors.BadKeyError:
+        if kept is None:
+            raise
+        keys.forget(urls[0])
+        print("* this server does not know the player you were here: you play as a new one")
+        client = Client(urls, **options)
+        await client.connect()
+    player = client.player
+    if key is None and player is not None:
+        keys.put(urls[0], player.key)
+    return client

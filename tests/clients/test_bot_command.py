@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
@@ -13,7 +14,7 @@ from rules.records import replay
 from tests.support.servers import ServerProcess, free_port, run_async
 from tests.support.servers import dicehall_bot as bot
 
-KEYS = {"room", "game", "scores", "winners", "seed_verified", "seconds"}
+KEYS = {"room", "game", "scores", "winners", "seed_verified", "seconds", "players"}
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 150) -> tuple[int, str, str]:
@@ -37,6 +38,7 @@ def check_line(server: ServerProcess, line: dict[str, Any], game: str, seats: in
     best = max(line["scores"].values())
     assert all(line["scores"][w] == best for w in line["winners"])
     assert line["seconds"] > 0
+    assert set(line["players"]) <= set(line["scores"])
     status, body = server.get(f"/api/rooms/{line['room']}/record")
     assert status == 200
     result = replay(json.loads(body)).to_json()
@@ -82,6 +84,35 @@ async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProces
     assert line["room"] == info.room
     check_line(server, line, "qwinto", 2)
     assert "random-bot-0" in line["scores"]
+    assert len(line["players"]) == 1 and "random-bot-0" not in line["players"]
+
+
+async def test_with_a_key_every_seat_plays_as_that_player(server: ServerProcess) -> None:
+    """`--key`: the player an earlier `hello` was given; without it each seat is a new
+    player. The JSON line names the players."""
+    async with Client(server.ws, name="owner") as owner:
+        player = owner.player
+    assert player is not None
+    command = [sys.executable, "-m", "clients.cli", "bot", "--url", server.ws, "--game", "qwixx"]
+    (code, out, err), (plain_code, plain, _) = await asyncio.gather(
+        run_async([*command, "--key", player.key], timeout=120), run_async(command, timeout=120)
+    )
+    assert code == plain_code == 0, err.decode()
+    [line] = [json.loads(text) for text in out.decode().splitlines()]
+    check_line(server, line, "qwixx", 2)
+    assert list(line["players"].values()) == [player.id, player.id]
+    assert set(line["players"]) == set(line["scores"])
+    [other] = [json.loads(text) for text in plain.decode().splitlines()]
+    assert len(set(other["players"].values()) | {player.id}) == 3, "a new player per seat"
+
+
+def test_a_key_the_server_did_not_sign_exits_nonzero(server: ServerProcess) -> None:
+    code, out, err = run_bot(
+        *("--url", server.ws, "--game", "qwixx", "--key", "pk1.Zq4mR8tWc2Lx0bNs.forged"),
+        timeout=60,
+    )
+    assert code == 1 and out == ""
+    assert "bad-key (2012)" in err and "without a key" in err
 
 
 def test_unreachable_server_exits_nonzero() -> None:

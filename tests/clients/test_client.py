@@ -85,7 +85,8 @@ async def test_handshake_requests_and_typed_room_messages(
 
 async def test_features_are_asked_for_in_every_hello(server: ServerProcess) -> None:
     async with Client(server.ws, features=["legal_without_view", "telepathy"]) as client:
-        assert client.hello is not None and client.hello.features == ["legal_without_view"]
+        assert client.hello is not None
+        assert client.hello.features == ["legal_without_view", "identity"]  # (always, offered)
         info = await client.create("yamb", 1, public=False)
         await client.join(info.room)
         await client.start(info.room)
@@ -303,6 +304,7 @@ async def test_server_going_away_sends_the_client_to_the_next_url(
         client = Client([first.ws, server.ws], backoff=(0.05, 1.0))
         await client.connect()
         assert client.url == first.ws
+        before = client.player
         info = await client.create("qwinto", 2, public=False)
         await client.join(info.room)
         await until(client, lambda m: isinstance(m, Snapshot))
@@ -313,6 +315,9 @@ async def test_server_going_away_sends_the_client_to_the_next_url(
         assert client.goodbye.retry_ms is not None
         assert client.url == server.ws and client.reconnects == 1
         assert client.tokens == {}
+        # another deployment (its own secret) does not know the player: a new one there
+        assert client.player is not None and before is not None
+        assert client.player.id != before.id and client.key == client.player.key
         assert (await client.ping()).time > 0
         await client.close()
 
@@ -331,7 +336,7 @@ async def test_progress_takes_the_answered_seats_off_the_open_turn(server: Serve
         Client(server.ws, name="Bo") as bo,
         Client(server.ws, name="Cy") as cy,
     ):
-        assert ada.hello is not None and ada.hello.features == ["progress"]
+        assert ada.hello is not None and ada.hello.features == ["progress", "identity"]
         room = (await ada.create("qwixx", 3, turn_window=600, public=False)).room
         for client in (ada, bo, cy):
             await client.join(room)

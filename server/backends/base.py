@@ -81,6 +81,12 @@ class Backend(ABC):
     def ready(self) -> bool:
         return True
 
+    def history_stored(self, room: str) -> None:
+        """History has `room`'s finished game (a writer stored it): a backend that keeps
+        a room's state elsewhere notes it, so that its next owner does not hand it again.
+        (The memory backend keeps nothing elsewhere: nothing to note.)"""
+        return None
+
     def game_over(self, core: RoomCore) -> None:
         """Hand a finished game to history (`on_game_over`). Its failure (a full disk) is
         logged and never reaches the room: play goes on without history."""

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ class HistoryService(Collector):
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self._opened = asyncio.Event()
+        self.on_stored: Callable[[str], None] | None = None
+        """Called with a game's id once a writer has stored it (the backend notes it)."""
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -138,6 +140,8 @@ class HistoryService(Collector):
         elif "saved" in report:
             self.saved += 1
             self.last_error = None
+            if self.on_stored is not None:
+                self.on_stored(str(report["saved"]))
         elif "failed" in report:
             self.writer_up = False
             self.failures += 1

@@ -4,12 +4,14 @@ database had the game (the next start stores it)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from server.history.store import HistoryStore
 from tests.e2e.helpers import metrics, new_room
 from tests.e2e.wire import RawClient
 from tests.support.postgres import running_postgres
+from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
 
@@ -98,4 +100,38 @@ async def test_the_database_coming_back_late_delays_history_only(tmp_path: Path)
             await eventually(lambda: waiting(server) == 1, "the game waits")
             pg.start()
             await eventually(lambda: waiting(server) == 0, "stored", timeout=60)
+        assert await stored(url, room) is not None
+
+
+async def test_a_game_whose_owner_died_first_is_stored_by_another_process(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Scale-out: the game ends on A while PostgreSQL is down; A is killed and its disk is
+    gone with it (its outbox too). B takes the finished room over from Redis and stores
+    the game once PostgreSQL is back."""
+    redis_url = redis_server.url_db(redis_server.fresh_db())
+    with running_postgres() as pg:
+        url = pg.fresh_database()
+        common = ("--redis", redis_url, "--db", url, "--lease-ms", "600")
+        disk_a, disk_b = tmp_path / "a", tmp_path / "b"
+        with (
+            running_server(*common, env={"XDG_DATA_HOME": str(disk_a)}) as a,
+            running_server(*common, env={"XDG_DATA_HOME": str(disk_b)}) as b,
+        ):
+            await eventually(lambda: metrics(a)["dicehall_history_writer_up"] == 1, "A up")
+            pg.stop()
+            room = await bot_game(a)
+            await eventually(lambda: waiting(a) == 1, "the game waits on A")
+            a.proc.kill()
+            a.proc.wait(10)
+            shutil.rmtree(disk_a)
+            await eventually(lambda: waiting(b) == 1, "B took the game over", timeout=30)
+            pg.start()
+            await eventually(lambda: waiting(b) == 0, "B stored it", timeout=60)
+            r = redis_server.client(int(redis_url.rsplit("/", 1)[1]))
+            try:
+                assert r.get(f"dh:{{{room}}}:history") == b"stored"
+                assert r.smembers("dh:history:waiting") == set()
+            finally:
+                r.close()
         assert await stored(url, room) is not None

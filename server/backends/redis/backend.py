@@ -40,7 +40,17 @@ from .bus import CommandBus
 from .connect import connect
 from .errors import Retry
 from .health import Health
-from .keys import LOBBY, SECRET, lease_key, process_key, record_key, room_of
+from .keys import (
+    HISTORY_WAITING,
+    LOBBY,
+    RECORD_TTL,
+    SECRET,
+    history_key,
+    lease_key,
+    process_key,
+    record_key,
+    room_of,
+)
 from .leases import Leases
 from .link import Link
 from .packing import DECODER, EVENTS, events_prefix, pack_progress, unpack_outgoing
@@ -113,6 +123,7 @@ class RedisBackend(Backend):
             spawn_bot=spawn_bot,
             drop_bots=drop_bots,
             public_url=lambda: self.public_url,
+            game_over=self.game_over,
             progress=self._progress,
         )
         self._urls: dict[str, str | None] = {}
@@ -207,6 +218,16 @@ class RedisBackend(Backend):
         if self._secret is not None:
             with contextlib.suppress(RedisError):
                 await self.redis.set(SECRET, self._secret, nx=True)
+
+    def history_stored(self, room: str) -> None:
+        self._spawn(self._mark_stored(room))
+
+    async def _mark_stored(self, room: str) -> None:
+        try:
+            await self.redis.set(history_key(room), b"stored", ex=RECORD_TTL)
+            await self.redis.srem(HISTORY_WAITING, room)
+        except RedisError as exc:  # (a later owner may hand it again: stored once anyway)
+            log.warning("room %s: could not note its game as stored: %s", room, exc)
 
     # --- health ---------------------------------------------------------------------------
 

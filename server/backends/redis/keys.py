@@ -11,6 +11,11 @@ LOBBY = "dh:lobby"
 """Hash: room id -> its lobby entry (MessagePack `RoomInfo`), for rooms not over."""
 SECRET = "dh:token-secret"
 """The seat-token signing key every process shares (unless set by the operator)."""
+HISTORY_WAITING = "dh:history:waiting"
+"""Set: rooms whose finished game may not be in the history database yet. Added to by the
+owner just before the commit that ends the game (a room's keys may live on another shard
+than this one, so not in that commit), taken off once a writer has stored it. Every
+process sweeps it for rooms whose owner died first (`Leases.sweep_history`)."""
 RECORD_TTL = 7 * 24 * 3600
 """Seconds a finished game's record is kept."""
 
@@ -43,6 +48,13 @@ def journal_key(room: str) -> str:
 def record_key(room: str) -> str:
     """A finished game's whole record (JSON), kept `RECORD_TTL` seconds."""
     return f"dh:{{{room}}}:record"
+
+
+def history_key(room: str) -> str:
+    """Whether the finished game reached the history database: `waiting` from the commit
+    that ended it (set once, in that commit's script), `stored` once a writer has it. An
+    owner that takes over a finished room still `waiting` hands it to history again."""
+    return f"dh:{{{room}}}:history"
 
 
 def command_channel(room: str) -> str:

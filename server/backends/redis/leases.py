@@ -30,8 +30,10 @@ from ...room import RoomCore
 from ..local import LocalRooms
 from .errors import Fenced
 from .keys import (
+    HISTORY_WAITING,
     LOBBY,
     command_channel,
+    history_key,
     journal_key,
     lease_key,
     log_key,
@@ -46,6 +48,9 @@ from .scripts import Renewal, RidingReply, release, renew
 from .store import RoomStore
 
 log = logging.getLogger("dicehall.redis")
+
+HISTORY_SWEEP_ROUNDS = 20
+"""Scans between two sweeps of `HISTORY_WAITING` (about every 5 s with the default lease)."""
 
 
 class Leases:
@@ -65,6 +70,7 @@ class Leases:
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
+        game_over: Callable[[RoomCore], None],
         progress: ShowProgress | None = None,
     ) -> None:
         self.proc = proc
@@ -81,6 +87,9 @@ class Leases:
         self.drop_bots = drop_bots
         self._public_url = public_url
         self._progress = progress
+        self._game_over = game_over
+        self._ended: set[str] = set()
+        """Rooms run here whose finished game was handed to history (once per owner)."""
         self.actors = LocalRooms()
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
@@ -127,6 +136,7 @@ class Leases:
             with contextlib.suppress(Fenced):
                 await self.store.persist(actor.core, [])
         self.store.forget(room)
+        self._ended.discard(room)
         with contextlib.suppress(RedisError):
             await self._link().unsubscribe(command_channel(room))
             if release_lease:
@@ -154,6 +164,7 @@ class Leases:
         self._lost.discard(id(actor.core))
         if room not in self.actors:  # (it may be ours again already)
             self.store.forget(room)
+            self._ended.discard(room)
             with contextlib.suppress(RedisError):
                 await self._link().unsubscribe(command_channel(room))
             with contextlib.suppress(RedisError):
@@ -201,6 +212,10 @@ class Leases:
         log.info("took over room %s at seq %d (%d commands run again)", room, core.seq, ran)
         self.relay.taken_over(room, list(core.log))
         await self.own(core)
+        if core.status == "over":
+            self._ended.add(room)
+            if await redis.get(history_key(room)) == b"waiting":  # (its owner died first)
+                self._game_over(core)
         self._spawn(self._reopen(room))
         return True
 
@@ -225,6 +240,12 @@ class Leases:
         `RidingReply` rides along), then deliver locally."""
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
+        ending = core.status == "over" and core.id not in self._ended
+        if ending:
+            try:  # (first: a game whose end is committed is always on the list)
+                await self._redis().sadd(HISTORY_WAITING, core.id)
+            except RedisError as exc:
+                log.warning("room %s: not listed for history (its outbox has it): %s", core.id, exc)
         entries = [(o.seq, pack_outgoing(o)) for o in out]
         payload = pack_events(self.proc, [e for _, e in entries])
         try:
@@ -235,6 +256,9 @@ class Leases:
             # told it was not run) before it runs anything else.
             self.lose(core.id, core)
             raise asyncio.CancelledError from None
+        if ending:
+            self._ended.add(core.id)  # (its end is in Redis now: `history_key` says waiting)
+            self._game_over(core)
         self.relay.committed(core.id, out)
 
     # --- upkeep ------------------------------------------------------------------------
@@ -284,7 +308,9 @@ class Leases:
             self.lose(room, actor.core)
 
     async def scan(self) -> None:
-        """Take over rooms whose owner is gone; close rooms idle for too long."""
+        """Take over rooms whose owner is gone; close rooms idle for too long; now and then
+        sweep the finished games history is waiting for."""
+        rounds = 0
         while True:
             await asyncio.sleep(min(0.25, self.lease_ms / 8000))
             if self.stopping:
@@ -295,10 +321,30 @@ class Leases:
                 for room in await self._link().orphans(LOBBY, lease_key):
                     if room not in self.actors:
                         await self.take_over(room)
+                rounds += 1
+                if rounds % HISTORY_SWEEP_ROUNDS == 0:
+                    await self.sweep_history()
             except RedisError:
                 continue
             except Exception:
                 log.exception("scanning the rooms failed")
+
+    async def sweep_history(self) -> None:
+        """Hand history the finished games whose owner died before a writer stored them:
+        take such a room over (its snapshot says the game is over; `take_over` hands it).
+        A room whose owner lives is its owner's to hand."""
+        redis = self._redis()
+        for raw in await redis.smembers(HISTORY_WAITING):
+            room = raw.decode()
+            if room in self.actors:
+                continue
+            if await redis.get(history_key(room)) == b"stored":
+                await redis.srem(HISTORY_WAITING, room)
+                continue
+            if await redis.exists(lease_key(room)) or await self.take_over(room):
+                continue
+            if not await redis.exists(snap_key(room)):
+                await redis.srem(HISTORY_WAITING, room)  # (closed: its owner's outbox has it)
 
     async def _reap_if_idle(self, room: str) -> None:
         """Close a room nobody is in after `idle_seconds` of quiet (a finished one after

@@ -14,7 +14,15 @@ from typing import Any
 
 import msgspec
 
-from .keys import journal_key, lease_key, log_key, record_key, record_log_key, snap_key
+from .keys import (
+    history_key,
+    journal_key,
+    lease_key,
+    log_key,
+    record_key,
+    record_log_key,
+    snap_key,
+)
 from .link import Link
 from .resp import Script
 
@@ -63,7 +71,7 @@ return 'released'
 
 _COMMIT = Script("""
 local lease, log, snap, record_key, record_log = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local journal_key, reply_key = KEYS[6], KEYS[7]
+local journal_key, history_key, reply_key = KEYS[6], KEYS[7], KEYS[8]
 local owner, lease_ms, history = ARGV[1], ARGV[2], ARGV[3]
 local snapshot, record, record_ttl = ARGV[4], ARGV[5], ARGV[6]
 local rewrite, seq = ARGV[7] == '1', tonumber(ARGV[8])
@@ -109,7 +117,10 @@ if snapshot ~= '' then
 elseif journal ~= '' and fresh then
   redis.call('rpush', journal_key, journal)
 end
-if record ~= '' then redis.call('set', record_key, record, 'EX', record_ttl) end
+if record ~= '' then
+  redis.call('set', record_key, record, 'EX', record_ttl)
+  redis.call('set', history_key, 'waiting', 'NX')  -- (the game's end: history must have it)
+end
 local heard = false
 if payload ~= '' then heard = redis.call(publish, channel, payload) > 0 end
 if reply ~= '' then
@@ -170,7 +181,7 @@ def _word(raw: Any) -> str:
 
 async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
     keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
-    keys += [record_log_key(room), journal_key(room)]
+    keys += [record_log_key(room), journal_key(room), history_key(room)]
     reply = args.reply
     if reply is not None:
         keys.append(reply.key)

@@ -33,6 +33,8 @@ log = logging.getLogger("dicehall.server")
 DRAINING = "server shutting down; reconnect"
 RETRY_MS = 1000
 """What a draining server tells its clients: reconnect (to another process) after this."""
+DB_START_SECONDS = 3.0
+"""How long a starting server waits for its history database before serving without it."""
 
 
 class Server:
@@ -111,8 +113,30 @@ class Server:
             if shared is not None:
                 self.services.signer = TokenSigner(shared)
                 self.services.players = PlayerKeys(shared)
+            if self.history is not None:
+                await self._player_keys_from_history()
         if self.config.demo_rooms:
             self._tasks.append(asyncio.get_running_loop().create_task(self._keep_demo_rooms()))
+
+    async def _player_keys_from_history(self) -> None:
+        """Sign player keys with the history database's secret: it outlives any process
+        and any Redis, so keys survive restarts with no secret configured. A database
+        that is not reachable at start (DB_START_SECONDS) leaves `identity` off (hellos
+        get no player) until it is, rather than hand out keys that would not last."""
+        history = self.history
+        assert history is not None
+        self.services.players = None
+        reader = await history.opened(DB_START_SECONDS)
+
+        async def when_open() -> None:
+            store = await history.opened(float("inf")) if reader is None else reader
+            assert store is not None
+            self.services.players = PlayerKeys(await store.signing_secret())
+
+        if reader is not None:
+            await when_open()
+        else:
+            self._tasks.append(asyncio.get_running_loop().create_task(when_open()))
 
     async def stop(self) -> None:
         await self.drain()

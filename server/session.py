@@ -85,7 +85,8 @@ class Services:
     backend: Backend
     hub: Hub
     signer: TokenSigner
-    players: PlayerKeys
+    players: PlayerKeys | None
+    """None while the history database that holds their secret is out of reach."""
     """Signs and checks player keys (the `identity` feature)."""
     settings: Settings = field(default_factory=Settings)
     errors: Counter | None = None
@@ -237,7 +238,9 @@ class Session:
 
     async def _hello(self, req: requests.Hello) -> results.HelloResult:
         features = accept(req.features)
-        player = self._identify(req.key, IDENTITY in features)  # (before any change)
+        if self.services.players is None and IDENTITY in features:
+            features.remove(IDENTITY)  # (no player keys yet: play goes on without)
+        player = self._identify(req.key, IDENTITY in req.features)  # (before any change)
         self.name = req.name
         if player is not None:
             self.player = player.id
@@ -283,9 +286,12 @@ class Session:
             if key is not None:
                 raise errors.InvalidMessageError(f"`key` in `hello` needs the feature `{IDENTITY}`")
             return None
+        keys = self.services.players
+        if keys is None:
+            return None  # (asked for, but off for now: the reply's features say so)
         if key is None:
-            return self.services.players.issue()
-        player = self.services.players.verify(key)
+            return keys.issue()
+        player = keys.verify(key)
         if player is None:
             raise errors.BadKeyError(
                 "this server did not issue that player key: say hello without a key to get"

@@ -23,7 +23,7 @@ def finished_game(core: RoomCore, finished_at: int) -> FinishedGame:
     game = core.game
     ladder = ladder_of(game.name, core.options, game.resolve_options(), game.presets)
     names: list[str] = record["seats"]
-    players: list[str | None] = [None] * len(names)  # (seats carry no player id yet)
+    players = core.players()
     seats = [
         SeatResult(seat=i, name=names[i], player=players[i], score=score)
         for i, score in enumerate(state.scores())

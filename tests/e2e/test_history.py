@@ -4,12 +4,14 @@ database had the game (the next start stores it)."""
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 from server.history.store import HistoryStore
 from tests.e2e.helpers import metrics, new_room
-from tests.e2e.wire import RawClient
+from tests.e2e.wire import RawClient, is_over
 from tests.support.postgres import running_postgres
 from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
@@ -135,3 +137,76 @@ async def test_a_game_whose_owner_died_first_is_stored_by_another_process(
             finally:
                 r.close()
         assert await stored(url, room) is not None
+
+
+async def hello_player(server: ServerProcess, key: str | None = None) -> dict[str, Any] | None:
+    """The `player` of a `hello` asking for identity (None: the feature is off)."""
+    hello: dict[str, Any] = {"features": ["identity"], **({"key": key} if key else {})}
+    client = await RawClient.open(server.ws, hello=hello)
+    try:
+        player: dict[str, Any] | None = client.hello.get("player")
+        assert (player is None) == ("identity" not in client.hello["features"])
+        return player
+    finally:
+        await client.close()
+
+
+async def test_keys_survive_a_restart_with_no_secret_set(tmp_path: Path) -> None:
+    """The history database keeps the key-signing secret: no DICEHALL_SECRET needed."""
+    data = {"XDG_DATA_HOME": str(tmp_path)}
+    with running_server(env=data) as server:
+        first = await hello_player(server)
+    assert first is not None
+    with running_server(env=data) as server:
+        assert await hello_player(server, first["key"]) == first
+
+
+async def test_identity_waits_for_a_database_out_of_reach_at_start(tmp_path: Path) -> None:
+    with running_postgres() as pg:
+        url = pg.fresh_database()
+        pg.stop()
+        with running_server("--db", url, env={"XDG_DATA_HOME": str(tmp_path)}) as server:
+            assert await hello_player(server) is None  # play goes on, without players
+            pg.start()
+
+            async def identity_on() -> bool:
+                return await hello_player(server) is not None
+
+            await eventually(identity_on, "identity is on", timeout=30)
+            player = await hello_player(server)
+            assert player is not None and await hello_player(server, player["key"]) == player
+
+
+async def test_a_game_is_stored_under_its_players_and_rates_them(history_url: str) -> None:
+    with running_server("--db", history_url) as server:
+        host = await RawClient.open(server.ws, hello={"name": "Ada", "features": ["identity"]})
+        try:
+            ada = host.hello["player"]["id"]
+            room = await new_room(host, "qwixx", 2, public=False, turn_window=5)
+            await host.call("join", room=room)
+            await host.call("add_bots", room=room)
+            await host.call("start", room=room)
+            await host.play_until(room, 0, is_over, random.Random(7))
+        finally:
+            await host.close()
+        await eventually(lambda: metrics(server)["dicehall_history_saved_total"] == 1, "saved")
+    store = await HistoryStore.open(history_url)
+    try:
+        (played,) = await store.player_games(ada, 10)
+        assert (played.game_id, played.seats, played.name) == (room, 2, "Ada")
+        board = await store.leaderboard("qwixx", 0, 10)
+        assert {s.player for s in board} == {ada, "house:random"}  # (add_bots default kind)
+        assert all(s.games == 1 for s in board)
+    finally:
+        await store.close()
+
+
+async def test_processes_sharing_a_database_share_their_players(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    with running_postgres() as pg:
+        url = pg.fresh_database()
+        common = ("--redis", redis_server.url_db(redis_server.fresh_db()), "--db", url)
+        with running_server(*common) as a, running_server(*common) as b:
+            player = await hello_player(a)
+            assert player is not None and await hello_player(b, player["key"]) == player

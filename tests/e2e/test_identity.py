@@ -95,9 +95,11 @@ async def test_keys_survive_a_restart_with_the_same_secret() -> None:
 
 
 async def test_a_key_works_on_every_process_sharing_redis(redis_server: RedisServer) -> None:
-    """No DICEHALL_SECRET: the first process stores one in Redis and both sign with it."""
+    """No DICEHALL_SECRET and no history database: the first process stores one in Redis
+    and both sign with it (with a database, its secret: tests/e2e/test_history.py)."""
     url = redis_server.url_db(redis_server.fresh_db())
-    with running_server("--redis", url) as a, running_server("--redis", url) as b:
+    plain = ("--redis", url, "--db", "none")
+    with running_server(*plain) as a, running_server(*plain) as b:
         first = await identify(a.ws)
         assert await identify(b.ws, first["key"]) == first
         assert await identify(a.ws, (await identify(b.ws))["key"]) != first

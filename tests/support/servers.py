@@ -53,6 +53,8 @@ class Listener:
             return e.code, e.read().decode()
 
 
+STOP_SECONDS = 15.0
+"""How long a server the test is done with may take to stop on SIGTERM before it is killed."""
 OUTPUT_TAIL = 4000
 """Characters of a server's output an error message quotes (its end)."""
 
@@ -126,8 +128,12 @@ def running_server(
             exc.add_note(f"output of `dicehall serve` on port {port}:\n{server.output_tail()}")
             raise
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            if proc.poll() is None:  # a clean stop, as an operator's: the history writer
+                proc.send_signal(signal.SIGTERM)  # finishes, coverage keeps what it measured
+                try:
+                    proc.wait(STOP_SECONDS)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
             proc.wait(10)
 
 

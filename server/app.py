@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import DBAPIError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
@@ -27,11 +29,15 @@ from protocol.server_connection import farewell
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
 from . import __version__
+from .history import api
+from .history.store import HistoryStore
 from .peer import Peer
 from .process import DRAINING, RETRY_MS, Server
 from .session import games_info
 from .settings import Config
 from .ws import FrameSocket, socket_of
+
+log = logging.getLogger("dicehall.server")
 
 # --- endpoints ------------------------------------------------------------------------------
 
@@ -73,6 +79,43 @@ async def api_record(request: Request) -> Response:
     if record is None:
         return JSONResponse({"error": "no finished game with that room id"}, status_code=404)
     return JSONResponse(record)
+
+
+# --- history (server/history/api.py builds every answer) -------------------------------------
+
+HistoryAnswer = Callable[[HistoryStore, api.Params], Awaitable[msgspec.Struct]]
+HISTORY = {
+    "/api/leaderboards/{ladder}": api.leaderboard,
+    "/api/players/{player}": api.player,
+    "/api/players/{player}/games": api.player_games,
+    "/api/games/{game}": api.game,
+    "/api/games/{game}/replay": api.replay_step,
+}
+
+
+def _history_endpoint(answer: HistoryAnswer) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        history = _server(request).history
+        params = {**request.query_params, **request.path_params}
+        try:
+            if history is None:
+                raise api.ApiError(404, "this server keeps no history (--db none)")
+            if history.reader is None:
+                raise api.ApiError(503, "the history database is out of reach; try again soon")
+            try:
+                result = await answer(history.reader, params)
+            except (DBAPIError, OSError) as exc:
+                log.warning("history API: %s", exc)
+                raise api.ApiError(503, "the history database is out of reach") from None
+        except api.ApiError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return Response(msgspec.json.encode(result), media_type="application/json")
+
+    return endpoint
+
+
+async def api_ladders(request: Request) -> Response:
+    return Response(msgspec.json.encode(api.ladders()), media_type="application/json")
 
 
 async def websocket(ws: WebSocket) -> None:
@@ -209,6 +252,8 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             Route("/api/games", api_games),
             Route("/api/rooms", api_rooms),
             Route("/api/rooms/{room}/record", api_record),
+            Route("/api/leaderboards", api_ladders),
+            *(Route(url, _history_endpoint(answer)) for url, answer in HISTORY.items()),
             WebSocketRoute("/ws", websocket),
             WebSocketRoute("/", websocket),  # (a bot given ws://host:port, no path)
             *_web_client(),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import secrets as random
 import zlib
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -53,34 +52,46 @@ class FinishedGame(msgspec.Struct, frozen=True):
     seats: list[SeatResult]
 
 
-@dataclass(frozen=True)
-class PlayedSeat:
-    """One of a player's games, as their list shows it."""
+class PlayedSeat(msgspec.Struct, frozen=True):
+    """One seat of a stored game: a line of a player's games, or of a game's results."""
 
     game_id: str
     game: str
     ladder: str | None
     finished_at: int
+    seats: int
+    """How many seats the game had."""
     seat: int
+    player: str | None
     name: str
     score: int
     place: int
-    seats: int
     rating_before: float | None
     rating_after: float | None
+    """The seat's rating (ordinal) on the ladder before and after; None: not rated."""
 
 
-@dataclass(frozen=True)
-class Standing:
-    """One line of a leaderboard."""
+class Standing(msgspec.Struct, frozen=True):
+    """One line of a leaderboard (or a player's place on one)."""
 
+    ladder: str
     rank: int
     player: str
     name: str
     rating: float
+    """openskill's ordinal, mu - 3 sigma: what the board is ordered by."""
     mu: float
     sigma: float
     games: int
+
+
+class StoredGame(msgspec.Struct, frozen=True):
+    id: str
+    game: str
+    ladder: str | None
+    finished_at: int
+    seats: list[PlayedSeat]
+    record: dict[str, Any]
 
 
 def engine_url(url: str) -> str:
@@ -272,6 +283,23 @@ class HistoryStore:
         record: dict[str, Any] = msgspec.json.decode(zlib.decompress(packed))
         return record
 
+    async def game(self, game_id: str) -> StoredGame | None:
+        """A stored game: its seats' results (in seat order) and its record."""
+        query = (
+            select(game_seats, games.c.game, games.c.ladder, games.c.seats, games.c.record)
+            .join(games, games.c.id == game_seats.c.game_id)
+            .where(game_seats.c.game_id == game_id)
+            .order_by(game_seats.c.seat)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return None
+        first = rows[0]
+        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(first.record))
+        seats = [_played(row) for row in rows]
+        return StoredGame(game_id, first.game, first.ladder, first.finished_at, seats, record)
+
     async def player_name(self, player: str) -> str | None:
         async with self.engine.connect() as conn:
             name: str | None = (
@@ -315,7 +343,7 @@ class HistoryStore:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
         return [
-            Standing(offset + i + 1, r.player_id, r.name, r.ordinal, r.mu, r.sigma, r.games)
+            Standing(ladder, offset + i + 1, r.player_id, r.name, r.ordinal, r.mu, r.sigma, r.games)
             for i, r in enumerate(rows)
         ]
 
@@ -336,7 +364,9 @@ class HistoryStore:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
         return {
-            r.ladder: Standing(r.better + 1, player, r.name, r.ordinal, r.mu, r.sigma, r.games)
+            r.ladder: Standing(
+                r.ladder, r.better + 1, player, r.name, r.ordinal, r.mu, r.sigma, r.games
+            )
             for r in rows
         }
 
@@ -355,6 +385,7 @@ def _played(row: Row[Any]) -> PlayedSeat:
         ladder=row.ladder,
         finished_at=row.finished_at,
         seat=row.seat,
+        player=row.player_id,
         name=row.name,
         score=row.score,
         place=row.place,

@@ -1,4 +1,5 @@
-"""What several end-to-end modules share: rooms, metrics, and a client made to stall."""
+"""What several end-to-end modules share: rooms, metrics, a client made to stall, a game
+of house bots played to its end, a hello that asks for a player identity."""
 
 from __future__ import annotations
 
@@ -59,3 +60,30 @@ async def stall(server: ServerProcess, slow: RawClient, rooms: int = 12) -> None
             await asyncio.sleep(0.1)  # polling /metrics: there is no event to await
     finally:
         await host.close()
+
+
+async def bot_game(server: ServerProcess, game: str = "qwixx") -> str:
+    """A room of house bots, played to its end; its id."""
+    host = await RawClient.open(server.ws)
+    try:
+        room = await new_room(host, game, 2, public=False, turn_window=5)
+        await host.call("spectate", room=room)
+        await host.call("add_bots", room=room)
+        await host.call("start", room=room)
+        while (await host.read(timeout=60)).get("type") != "game_over":
+            pass
+        return room
+    finally:
+        await host.close()
+
+
+async def hello_player(server: ServerProcess, key: str | None = None) -> dict[str, Any] | None:
+    """The `player` of a `hello` asking for identity (None: the feature is off)."""
+    hello: dict[str, Any] = {"features": ["identity"], **({"key": key} if key else {})}
+    client = await RawClient.open(server.ws, hello=hello)
+    try:
+        player: dict[str, Any] | None = client.hello.get("player")
+        assert (player is None) == ("identity" not in client.hello["features"])
+        return player
+    finally:
+        await client.close()

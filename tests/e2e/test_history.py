@@ -7,30 +7,14 @@ from __future__ import annotations
 import random
 import shutil
 from pathlib import Path
-from typing import Any
 
 from server.history.store import HistoryStore
-from tests.e2e.helpers import metrics, new_room
+from tests.e2e.helpers import bot_game, hello_player, metrics, new_room
 from tests.e2e.wire import RawClient, is_over
 from tests.support.postgres import running_postgres
 from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
-
-
-async def bot_game(server: ServerProcess, game: str = "qwixx") -> str:
-    """A room of house bots, played to its end; its id."""
-    host = await RawClient.open(server.ws)
-    try:
-        room = await new_room(host, game, 2, public=False, turn_window=5)
-        await host.call("spectate", room=room)
-        await host.call("add_bots", room=room)
-        await host.call("start", room=room)
-        while (await host.read(timeout=60)).get("type") != "game_over":
-            pass
-        return room
-    finally:
-        await host.close()
 
 
 async def stored(url: str, room: str) -> dict[str, object] | None:
@@ -137,18 +121,6 @@ async def test_a_game_whose_owner_died_first_is_stored_by_another_process(
             finally:
                 r.close()
         assert await stored(url, room) is not None
-
-
-async def hello_player(server: ServerProcess, key: str | None = None) -> dict[str, Any] | None:
-    """The `player` of a `hello` asking for identity (None: the feature is off)."""
-    hello: dict[str, Any] = {"features": ["identity"], **({"key": key} if key else {})}
-    client = await RawClient.open(server.ws, hello=hello)
-    try:
-        player: dict[str, Any] | None = client.hello.get("player")
-        assert (player is None) == ("identity" not in client.hello["features"])
-        return player
-    finally:
-        await client.close()
 
 
 async def test_keys_survive_a_restart_with_no_secret_set(tmp_path: Path) -> None:

@@ -48,15 +48,15 @@ def _free_port() -> int:
         return port
 
 
-def _run_as() -> dict[str, int]:
-    """Popen's user and group for the server: the `postgres` user when we are root."""
+def _run_as() -> tuple[int, int] | None:
+    """The user and group to run the server as: the `postgres` user's when we are root."""
     if os.geteuid() != 0:
-        return {}
+        return None
     try:
         entry = pwd.getpwnam("postgres")
     except KeyError as exc:
         raise RuntimeError("running as root needs the `postgres` user (make postgres)") from exc
-    return {"user": entry.pw_uid, "group": entry.pw_gid}
+    return entry.pw_uid, entry.pw_gid
 
 
 @dataclass
@@ -82,8 +82,8 @@ class PostgresServer:
     def init(self) -> None:
         owner = _run_as()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        if owner:
-            os.chown(self.workdir, owner["user"], owner["group"])
+        if owner is not None:
+            os.chown(self.workdir, *owner)
         done = subprocess.run(
             [
                 str(postgres_bin() / "initdb"),
@@ -94,7 +94,8 @@ class PostgresServer:
             text=True,
             timeout=120,
             cwd=self.workdir,
-            **owner,  # type: ignore[arg-type]
+            user=owner[0] if owner else None,
+            group=owner[1] if owner else None,
         )
         if done.returncode != 0:
             raise RuntimeError(f"initdb failed: {done.stderr[-2000:]}")
@@ -102,8 +103,8 @@ class PostgresServer:
     def start(self) -> None:
         owner = _run_as()
         with self.log.open("ab") as log:
-            if owner:
-                os.chown(self.log, owner["user"], owner["group"])
+            if owner is not None:
+                os.chown(self.log, *owner)
             self.proc = subprocess.Popen(
                 [
                     str(postgres_bin() / "postgres"),
@@ -117,7 +118,8 @@ class PostgresServer:
                 cwd=self.workdir,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                **owner,  # type: ignore[arg-type]
+                user=owner[0] if owner else None,
+                group=owner[1] if owner else None,
             )
         deadline = time.monotonic() + 60
         while not self._accepts():

@@ -26,6 +26,7 @@ from typing import Any
 from rules import JSON, EndlessGame, State, get_game
 from rules.bots import get_bot
 from rules.play import play_out
+from rules.records import new_record
 
 MAX_STEPS = 200_000
 """A game that has not ended after this many steps is a bug (in a bot or an engine)."""
@@ -44,6 +45,8 @@ class ArenaConfig:
     seed: str = "0"
     preset: str | None = None
     procs: int = 1
+    records: bool = False
+    """Keep each game's record (docs/records.md, seed revealed): `--rated` stores them."""
 
 
 @dataclass
@@ -56,6 +59,8 @@ class GameResult:
     shares: list[float]
     times: dict[str, list[float]]
     """Seconds per decision, by bot name."""
+    record: JSON | None = None
+    """The game's record, when the run keeps them (`ArenaConfig.records`)."""
 
 
 def lineup(cfg: ArenaConfig, k: int) -> list[str]:
@@ -70,10 +75,13 @@ def game_seed(seed: str, k: int, bots: int) -> bytes:
 def play_game(cfg: ArenaConfig, k: int) -> GameResult:
     """Game k of the run, start to end."""
     game = get_game(cfg.game)
-    state: State = game.new_state(
-        cfg.seats, seed=game_seed(cfg.seed, k, len(cfg.bots)), preset=cfg.preset
-    )
+    seed = game_seed(cfg.seed, k, len(cfg.bots))
+    state: State = game.new_state(cfg.seats, seed=seed, preset=cfg.preset)
     names = lineup(cfg, k)
+    record = None
+    if cfg.records:
+        record = new_record(cfg.game, game.resolve_options(None, cfg.preset), seat_names(names))
+        record["commitment"] = state.commitment()
     bots = [
         get_bot(name, cfg.game, seed=f"arena/{cfg.seed}/{k}/{i}") for i, name in enumerate(names)
     ]
@@ -94,12 +102,25 @@ def play_game(cfg: ArenaConfig, k: int) -> GameResult:
         return action
 
     try:
-        play_out(state, decide, max_steps=MAX_STEPS)
+        play_out(state, decide, None if record is None else record["log"], max_steps=MAX_STEPS)
     except EndlessGame as exc:
         raise ArenaError(f"game {k} of {cfg.game}: {exc}") from None
     winners = state.winners()
     shares = [1 / len(winners) if s in winners else 0.0 for s in range(cfg.seats)]
-    return GameResult(k, names, state.scores(), shares, times)
+    if record is not None:
+        record["seed"] = seed.hex()
+        record["result"] = {"scores": dict(zip(record["seats"], state.scores(), strict=True))}
+    return GameResult(k, names, state.scores(), shares, times, record)
+
+
+def seat_names(lineup: list[str]) -> list[str]:
+    """A record's seat names (distinct, as records need): the bot's, numbered when a bot
+    holds several seats (`strong`, `strong 2`)."""
+    out: list[str] = []
+    for name in lineup:
+        n = sum(1 for other in out if other == name or other.startswith(name + " "))
+        out.append(name if n == 0 else f"{name} {n + 1}")
+    return out
 
 
 _CONFIG: ArenaConfig | None = None
@@ -167,8 +188,13 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def run_arena(cfg: ArenaConfig, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Play the games and summarise them per bot (the `--json` output)."""
+def run_arena(
+    cfg: ArenaConfig,
+    progress: Callable[[int], None] | None = None,
+    keep: Callable[[GameResult], None] | None = None,
+) -> dict[str, Any]:
+    """Play the games and summarise them per bot (the `--json` output); `keep` sees every
+    game's result as it comes."""
     game = get_game(cfg.game)
     game.check_seats(cfg.seats)
     options = game.resolve_options(None, cfg.preset)
@@ -183,6 +209,8 @@ def run_arena(cfg: ArenaConfig, progress: Callable[[int], None] | None = None) -
             tally.wins += result.shares[seat]
         for name, spent in result.times.items():
             tallies[name].times.extend(spent)
+        if keep is not None:
+            keep(result)
         if progress is not None:
             progress(result.index + 1)
     solitaire = cfg.seats == 1
@@ -217,6 +245,14 @@ def format_table(report: dict[str, Any]) -> str:
             f"{b['bot']:<10} {b['games']:>7} {b['mean']:>9.2f} ± {b['se']:>6.2f} {win:>9} "
             f"{b['decisions']:>10} {b['p50_ms']:>8.3f} {b['p99_ms']:>8.3f}"
         )
+    ladder = report.get("ladder")
+    if ladder is not None:  # (--rated)
+        lines.append(
+            f"rated on ladder {ladder['ladder']} ({ladder['stored']} games stored, run "
+            f"{ladder['run']}): rank, rating (mu - 3 sigma), games rated there"
+        )
+        for s in ladder["standings"]:
+            lines.append(f"{s['player']:<20} #{s['rank']:<5} {s['rating']:>8.2f} {s['games']:>7}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ need lazily to keep `dicehall --help` fast.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -164,7 +165,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 def cmd_arena(args: argparse.Namespace) -> int:
     from rules import RulesError, get_game
 
-    from .arena import ArenaConfig, ArenaError, default_procs, format_table, run_arena
+    from .arena import ArenaConfig, ArenaError, GameResult, default_procs, format_table, run_arena
 
     parser: argparse.ArgumentParser = args.parser
     names = tuple(n.strip() for n in args.bots.split(",") if n.strip())
@@ -179,6 +180,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
         seats = args.seats
         if seats is None:
             seats = max(game.min_seats, min(len(names), game.max_seats))
+        if args.rated and seats < 2:
+            parser.error("--rated: a game of one seat gives no rating")
         cfg = ArenaConfig(
             game=game.name,
             bots=names,
@@ -187,13 +190,24 @@ def cmd_arena(args: argparse.Namespace) -> int:
             seed=args.seed,
             preset=args.preset,
             procs=args.procs or default_procs(),
+            records=args.rated,
         )
-        report = run_arena(cfg)
+        played: list[GameResult] = []
+        report = run_arena(cfg, keep=played.append if args.rated else None)
     except RulesError as exc:
         parser.error(str(exc))
     except ArenaError as exc:
         print(f"dicehall arena: {exc}", file=sys.stderr)
         return 1
+    if args.rated:
+        from server.history.arena import rate_offline
+
+        games = [(r.lineup, r.scores, r.record or {}) for r in played]
+        try:
+            report["ladder"] = asyncio.run(rate_offline(args.db, cfg.game, cfg.preset, games))
+        except Exception as exc:  # (the database: its message says what is wrong)
+            print(f"dicehall arena: --rated: {exc}", file=sys.stderr)
+            return 1
     print(json.dumps(report, indent=2) if args.json else format_table(report))
     return 0
 
@@ -378,6 +392,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--preset", help="a preset of the game's options, e.g. official")
     s.add_argument("--procs", type=int, help="worker processes (default: one per core)")
     s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--rated",
+        action="store_true",
+        help="store the games in the history database and rate the bots on the game's "
+        "ladder, as the house bots of the same kinds (house:KIND) are rated on a server",
+    )
+    s.add_argument(
+        "--db",
+        metavar="URL",
+        help="with --rated: the history database (default: the one `dicehall serve` keeps "
+        "by default, sqlite:///$XDG_DATA_HOME/dicehall/history.db)",
+    )
     s.set_defaults(func=cmd_arena, parser=s)
 
     s = sub.add_parser(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets as random
 import zlib
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -167,7 +168,10 @@ class HistoryStore:
 
     def __init__(self, url: str, pool_size: int = 5) -> None:
         self.url = engine_url(url)
-        if make_url(self.url).get_backend_name() == "sqlite":
+        parsed = make_url(self.url)
+        if parsed.get_backend_name() == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             self.engine = create_async_engine(self.url)
             _sqlite_settings(self.engine)
             self._insert: Any = sqlite.insert

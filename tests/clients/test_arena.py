@@ -13,6 +13,8 @@ from clients.arena import ArenaConfig, ArenaError, format_table, lineup, play_ga
 from rules.base import JSON
 from rules.bots import Bot
 from rules.bots import base as bots_base
+from server.history.store import HistoryStore
+from tests.support.cli import dicehall
 from tests.support.servers import ROOT
 
 BOT_KEYS = {"bot", "games", "mean", "se", "win_rate", "decisions", "p50_ms", "p99_ms"}
@@ -159,3 +161,41 @@ def test_strong_beats_greedy_beats_random(
     )
     mean = {b["bot"]: b["mean"] for b in run_arena(cfg)["bots"]}
     assert mean["strong"] > mean["greedy"] > mean["random"], mean
+
+
+# --- --rated: the arena's games on the server's ladder ---------------------------------------
+
+
+async def test_rated_games_are_stored_and_move_the_house_bots_ratings(history_url: str) -> None:
+    """`--rated` stores every game with its record (it replays, seed verified) under the
+    house bots' player ids, so arena games and a server's games share one ladder."""
+    args = ("arena", "--game", "qwixx", "--bots", "strong,random", "--games", "6", "--procs", "2")
+    done = dicehall(*args, "--rated", "--db", history_url, "--json")
+    assert done.returncode == 0, done.stderr
+    ladder = json.loads(done.stdout)["ladder"]
+    assert (ladder["ladder"], ladder["stored"]) == ("qwixx", 6)
+    board = {s["player"]: s for s in ladder["standings"]}
+    assert board["house:strong"]["games"] == board["house:random"]["games"] == 6
+    again = dicehall(*args, "--rated", "--db", history_url, "--json", "--preset", "official")
+    assert json.loads(again.stdout)["ladder"]["ladder"] == "qwixx:official"
+
+    store = await HistoryStore.open(history_url)
+    try:
+        assert await store.counts() == (12, 2)
+        (first, *_) = await store.player_games("house:strong", 20)
+        stored = await store.game(first.game_id)
+        assert stored is not None and stored.record["seed"]
+        replayed = dicehall("replay", "-", "--json", stdin=json.dumps(stored.record))
+        assert replayed.returncode == 0 and json.loads(replayed.stdout)["seed_verified"] is True
+        assert (await store.ratings_of("house:strong"))["qwixx"].games == 6
+    finally:
+        await store.close()
+
+
+def test_rated_needs_two_seats_and_a_database_it_can_use() -> None:
+    solo = dicehall("arena", "--game", "yamb", "--bots", "strong", "--seats", "1", "--rated")
+    assert solo.returncode == 2 and "one seat gives no rating" in solo.stderr
+    bad = dicehall(
+        "arena", "--game", "qwixx", "--bots", "strong,random", "--rated", "--db", "mysql://x"
+    )
+    assert bad.returncode == 1 and "--rated" in bad.stderr and "mysql" in bad.stderr

@@ -3,8 +3,9 @@
 The client library (clients/client.py) reconnects, resumes, paces and types every
 message; that costs tens of microseconds per frame, which on a shared 2-core machine
 would be taken from the server being measured. Here a socket is a bare `asyncio.Protocol`
-that parses RFC 6455 frames itself, stamps each read with the time it arrived, and hands
-whole messages to a sink; messages are decoded into one lenient struct that reads only
+that frames RFC 6455 itself (the headers with protocol/wsframes.py, shared with the
+server's own fast path), stamps each read with the time it arrived, and hands whole
+messages to a sink; messages are decoded into one lenient struct that reads only
 the fields the load tester looks at and skips the rest.
 
 Plain `ws://` (and `wss://`), no extensions; frames from the client are masked as the RFC
@@ -17,18 +18,31 @@ import asyncio
 import base64
 import hashlib
 import os
-import random
 import ssl
 import struct
 import time
+from random import getrandbits
 from typing import Protocol, cast
 from urllib.parse import urlsplit
 
 import msgspec
 from websockets.speedups import apply_mask
 
+from protocol.wsframes import (
+    BINARY,
+    CLOSE,
+    CONTINUATION,
+    FIN,
+    MASKED,
+    PING,
+    PONG,
+    TEXT,
+    pack_masked_header,
+    parse_header,
+)
+
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_OP_CONT, _OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0, 1, 2, 8, 9, 10
+_DATA = (CONTINUATION, TEXT, BINARY)
 _MAX_HEADER = 16384
 
 
@@ -176,48 +190,21 @@ class WsClient(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now_us = time.time_ns() // 1000
         buf = self._buf
-        buf += data
-        if not self._open and not self._handshake(buf):
-            return
-        pos, n = 0, len(buf)
-        while n - pos >= 2:
-            b0, b1 = buf[pos], buf[pos + 1]
-            size, head = b1 & 0x7F, 2
-            if size == 126:
-                if n - pos < 4:
-                    break
-                size, head = (buf[pos + 2] << 8) | buf[pos + 3], 4
-            elif size == 127:
-                if n - pos < 10:
-                    break
-                (size,) = struct.unpack_from("!Q", buf, pos + 2)
-                head = 10
-            if b1 & 0x80:
-                self._fail("the server masked a frame")
+        if buf or not self._open:
+            # Bytes held from an earlier read (or the handshake): parsed on once the first
+            # frame is all there (a large frame that comes in many reads is not copied at
+            # each). Otherwise, the common case, frames are read straight from `data`.
+            buf += data
+            if not self._open and not self._handshake(buf):
                 return
-            end = pos + head + size
-            if end > n:
-                break
-            payload = bytes(buf[pos + head : end])
-            pos = end
-            op = b0 & 0x0F
-            if op in (_OP_TEXT, _OP_BINARY, _OP_CONT):
-                if not b0 & 0x80:
-                    self._frag.append(payload)
-                    continue
-                if self._frag:
-                    payload = b"".join([*self._frag, payload])
-                    self._frag.clear()
-                self.sink.on_message(payload, now_us)
-            elif op == _OP_PING:
-                self._send_frame(_OP_PONG, payload)
-            elif op == _OP_CLOSE:
-                self.close_code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
-                self._send_frame(_OP_CLOSE, payload[:2])
-                self._end()
-                return
-        if pos:
-            del buf[:pos]
+            header = parse_header(buf, 0, len(buf))
+            if header is None or (header[3] > len(buf) and not header[1] & MASKED):
+                return  # (a masked frame is refused at once, in `_frames`)
+            data = bytes(buf)
+            buf.clear()
+        pos = self._frames(data, now_us)
+        if pos < len(data) and not self.closed:
+            buf += data[pos:]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.opened.done():
@@ -228,12 +215,12 @@ class WsClient(asyncio.Protocol):
 
     def send(self, payload: bytes, binary: bool) -> None:
         if not self.closed:
-            self._send_frame(_OP_BINARY if binary else _OP_TEXT, payload)
+            self._send_frame(BINARY if binary else TEXT, payload)
 
     def close(self, code: int = 1000) -> None:
         """Start the closing handshake; the server answers and drops the socket."""
         if not self.closed and self.transport is not None:
-            self._send_frame(_OP_CLOSE, struct.pack("!H", code))
+            self._send_frame(CLOSE, struct.pack("!H", code))
 
     def abort(self) -> None:
         if self.transport is not None:
@@ -243,17 +230,41 @@ class WsClient(asyncio.Protocol):
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        size = len(payload)
-        if size < 126:
-            head = bytes((0x80 | op, 0x80 | size))
-        elif size < 65536:
-            head = struct.pack("!BBH", 0x80 | op, 0x80 | 126, size)
-        else:
-            head = struct.pack("!BBQ", 0x80 | op, 0x80 | 127, size)
-        mask = random.getrandbits(32).to_bytes(4, "big")
+        mask = getrandbits(32).to_bytes(4, "big")
+        head = pack_masked_header(FIN | op, len(payload))
         transport.write(head + mask + apply_mask(payload, mask))
 
     # --- internals ----------------------------------------------------------------------
+
+    def _frames(self, data: bytes, now_us: int) -> int:
+        """Act on every whole frame in `data`: the position of the first byte left."""
+        pos, n = 0, len(data)
+        while (header := parse_header(data, pos, n)) is not None:
+            first, second, start, end = header
+            if second & MASKED:
+                self._fail("the server masked a frame")
+                return n
+            if end > n:
+                break
+            payload = data[start:end]
+            pos = end
+            op = first & 0x0F
+            if op in _DATA:
+                if not first & FIN:
+                    self._frag.append(payload)
+                    continue
+                if self._frag:
+                    payload = b"".join([*self._frag, payload])
+                    self._frag.clear()
+                self.sink.on_message(payload, now_us)
+            elif op == PING:
+                self._send_frame(PONG, payload)
+            elif op == CLOSE:
+                self.close_code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                self._send_frame(CLOSE, payload[:2])
+                self._end()
+                return n
+        return pos
 
     def _handshake(self, buf: bytearray) -> bool:
         end = buf.find(b"\r\n\r\n")

@@ -12,33 +12,30 @@ public `receive_data` by server/ws/protocol.py. So the closing handshake, the li
 the error close codes stay the library's.
 
 Sans-I/O: `FrameReader.feed(bytes)` calls back with payloads and forwarded bytes; nothing
-here touches a socket.
+here touches a socket. The header arithmetic itself is protocol/wsframes.py's, shared with
+the load generator's client, which reads and writes the same headers the other way round.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
-CONTINUATION, TEXT, BINARY = 0x0, 0x1, 0x2
+from protocol.wsframes import BINARY, CONTINUATION, FIN, MASKED, TEXT, pack_header, parse_header
+
 DATA = (TEXT, BINARY)
 
 
 def frame_header(binary: bool, size: int) -> bytes:
-    """The header of an unmasked, unfragmented server frame (no extension)."""
-    first = 0x82 if binary else 0x81
-    if size < 126:
-        return bytes((first, size))
-    if size < 65536:
-        return struct.pack("!BBH", first, 126, size)
-    return struct.pack("!BBQ", first, 127, size)
+    """The header of one unmasked, unfragmented server frame (no extension); `frames`
+    writes a batch of them with `pack_header` itself, a call less per frame."""
+    return pack_header(0x82 if binary else 0x81, size)  # FIN | BINARY, FIN | TEXT
 
 
 def frames(payloads: list[bytes], binary: bool) -> bytes:
     """Whole server frames for the payloads, ready for one write."""
     parts: list[bytes] = []
     for data in payloads:
-        parts.append(frame_header(binary, len(data)))
+        parts.append(pack_header(0x82 if binary else 0x81, len(data)))
         parts.append(data)
     return b"".join(parts)
 
@@ -53,10 +50,10 @@ def text_of(payload: bytes) -> str:
         return payload.decode("utf-8", "surrogateescape")
 
 
-def unmask(data: bytes | bytearray | memoryview, mask: bytes | bytearray | memoryview) -> bytes:
+def unmask(data: bytes | bytearray, mask: bytes | bytearray) -> bytes:
     """A client frame's payload, unmasked (RFC 6455, 5.3): one XOR of two big integers."""
     size = len(data)
-    key = (bytes(mask) * ((size >> 2) + 1))[:size]
+    key = (mask * ((size >> 2) + 1))[:size]  # (bytes or bytearray alike: no copy first)
     return (int.from_bytes(data, "little") ^ int.from_bytes(key, "little")).to_bytes(size, "little")
 
 
@@ -159,49 +156,35 @@ class FrameReader:
         size = len(buf)
         pos = 0
         max_size = self._max_size
-        while size - pos >= 2 and not self.stopped:
-            first = buf[pos]
-            second = buf[pos + 1]
-            length = second & 0x7F
-            head = pos + 2
-            if length == 126:
-                if size - pos < 4:
-                    break
-                length = int.from_bytes(buf[head : head + 2], "big")
-                head += 2
-            elif length == 127:
-                if size - pos < 10:
-                    break
-                length = int.from_bytes(buf[head : head + 8], "big")
-                head += 8
-            if second & 0x80:
-                head += 4  # the mask
-            if size < head:
+        deliver = self._deliver
+        while not self.stopped:
+            header = parse_header(buf, pos, size)
+            if header is None:
                 break
-            end = head + length
+            first, second, head, end = header
             opcode = first & 0x0F
             # FIN set, no reserved bit, masked (a client must mask), a data opcode, no
             # fragmented message open, within the limit: a simple frame, read here.
             if (
-                first & 0xF0 == 0x80
-                and second & 0x80
+                first & 0xF0 == FIN
+                and second & MASKED
                 and opcode in DATA
                 and not self._fragmented
-                and (max_size is None or length <= max_size)
+                and (max_size is None or end - head <= max_size)
             ):
                 if size < end:
                     break
                 payload = unmask(buf[head:end], buf[head - 4 : head])
                 if opcode == BINARY:
-                    self._deliver(payload)
+                    deliver(payload)
                     pos = end
                     continue
-                self._deliver(text_of(payload))
+                deliver(text_of(payload))
                 pos = end
                 continue
             # Anything else is the other parser's, from its header on, as it comes.
             if opcode in DATA or opcode == CONTINUATION:
-                self._fragmented = not first & 0x80
+                self._fragmented = not first & FIN
             self._forward(bytes(buf[pos : min(end, size)]))
             if end > size:
                 self._left = end - size

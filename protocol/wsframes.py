@@ -1,0 +1,85 @@
+"""RFC 6455 frame headers, both directions: written and parsed here, and only here.
+
+Two hot paths frame WebSocket messages themselves instead of going through `websockets`'
+`Frame` objects: the server's (server/ws/frames.py says why: per-frame objects were a
+measurable share of its CPU) and the load generator's (clients/loadtest/client.py: it must
+cost less than the server it measures, on the same cores). A server writes unmasked frames
+and reads masked ones; a client the other way round; the header arithmetic (RFC 6455, 5.2:
+7-, 16- and 64-bit lengths, the mask bit and key) is the same, so it lives in protocol/,
+the layer both may import.
+
+Sans-I/O and payload-blind: bytes in, numbers out. Masking a payload stays with the side
+that needs it, as does every rule about which frames are acceptable.
+
+Both paths are hot (a header per delivery on the server's send path, one per frame read on
+either side), so each function is one call on plain ints, shaped for it: no flag tested
+per frame, no object built but the tuple `parse_header` returns.
+"""
+
+from __future__ import annotations
+
+import struct
+
+CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+"""The opcodes (RFC 6455, 5.2): the low 4 bits of a frame's first byte."""
+FIN = 0x80
+"""The first byte's high bit: the last (or only) frame of a message."""
+MASKED = 0x80
+"""The second byte's high bit: a masking key follows the length (every client frame)."""
+
+_PACK16 = struct.Struct("!BBH").pack
+_PACK64 = struct.Struct("!BBQ").pack
+_UNPACK64 = struct.Struct("!Q").unpack_from
+
+
+def pack_header(first: int, size: int) -> bytes:
+    """The header of an unmasked frame (a server's) whose first byte is `first` (FIN,
+    RSV1-3, opcode) and whose payload is `size` bytes long, in the shortest length
+    encoding."""
+    if size < 126:
+        return bytes((first, size))
+    if size < 65536:
+        return _PACK16(first, 126, size)
+    return _PACK64(first, 127, size)
+
+
+def pack_masked_header(first: int, size: int) -> bytes:
+    """`pack_header` with the mask bit set (a client's frame): its 4-byte masking key, not
+    written here, goes right after. (Two functions, not a flag: the server's send path
+    would pay for the flag on every frame.)"""
+    if size < 126:
+        return bytes((first, MASKED | size))
+    if size < 65536:
+        return _PACK16(first, MASKED | 126, size)
+    return _PACK64(first, MASKED | 127, size)
+
+
+def parse_header(buf: bytes | bytearray, pos: int, end: int) -> tuple[int, int, int, int] | None:
+    """The header of the frame that starts at `buf[pos]`, the bytes up to `end` read so far:
+    `(first byte, second byte, payload start, payload end)`, or None while the header is
+    not all there. A masked frame's payload starts past its key (the 4 bytes before the
+    start). The payload end may lie past `end`: the rest of the frame is still to come.
+
+    One tuple, not a `Frame`: callers unpack it at once (`first & 0x0F` is the opcode,
+    `first & FIN` the last fragment, `second & MASKED` the mask bit)."""
+    if end - pos < 2:
+        return None
+    second = buf[pos + 1]
+    size = second & 0x7F
+    start = pos + 2
+    if size > 125:
+        if size == 126:
+            start = pos + 4
+            if start > end:
+                return None
+            size = buf[pos + 2] << 8 | buf[pos + 3]
+        else:
+            start = pos + 10
+            if start > end:
+                return None
+            (size,) = _UNPACK64(buf, pos + 2)
+    if second & MASKED:
+        start += 4
+        if start > end:
+            return None
+    return buf[pos], second, start, start + size

@@ -25,12 +25,6 @@ from protocol.wsframes import BINARY, CONTINUATION, FIN, MASKED, TEXT, pack_head
 DATA = (TEXT, BINARY)
 
 
-def frame_header(binary: bool, size: int) -> bytes:
-    """The header of one unmasked, unfragmented server frame (no extension); `frames`
-    writes a batch of them with `pack_header` itself, a call less per frame."""
-    return pack_header(0x82 if binary else 0x81, size)  # FIN | BINARY, FIN | TEXT
-
-
 def frames(payloads: list[bytes], binary: bool) -> bytes:
     """Whole server frames for the payloads, ready for one write."""
     parts: list[bytes] = []

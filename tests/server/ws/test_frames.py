@@ -8,7 +8,8 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.ws.frames import FrameReader, frame_header, frames, unmask
+from protocol.wsframes import pack_header
+from server.ws.frames import FrameReader, frames, unmask
 from tests.support.frames import client_frame
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
@@ -33,9 +34,9 @@ def test_unmask_is_the_xor_of_rfc_6455() -> None:
 
 
 def test_server_frames_have_the_three_header_sizes() -> None:
-    assert frame_header(False, 5) == b"\x81\x05"
-    assert frame_header(True, 126) == b"\x82\x7e\x00\x7e"
-    assert frame_header(True, 65536) == b"\x82\x7f" + struct.pack("!Q", 65536)
+    assert pack_header(0x81, 5) == b"\x81\x05"
+    assert pack_header(0x82, 126) == b"\x82\x7e\x00\x7e"
+    assert pack_header(0x82, 65536) == b"\x82\x7f" + struct.pack("!Q", 65536)
     assert frames([b"ab", b"c"], binary=False) == b"\x81\x02ab\x81\x01c"
 
 

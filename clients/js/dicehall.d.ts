@@ -4,7 +4,9 @@
 import type {
   ErrorBody,
   Goodbye,
+  HelloResult,
   LegalResult,
+  PlayerIdentity,
   Requests,
   Results,
   ServerMessage,
@@ -16,6 +18,8 @@ export * from './protocol.js';
 
 export declare const SUBPROTOCOL: 'dicehall.v1.json';
 export declare const CLIENT: string;
+/** The optional feature of a player known across connections (docs/protocol.md). */
+export declare const IDENTITY: 'identity';
 
 /** The fields of a request of type `T`, as `request` takes them (it adds `type` and `id`). */
 export type RequestFields<T extends keyof Requests> = Omit<Requests[T], 'type' | 'id'>;
@@ -54,6 +58,8 @@ export interface ConnectionOptions {
   WebSocket?: WebSocketClass;
   /** Reopen a dropped connection, with backoff or the server's `retry_ms` (default true). */
   reconnect?: boolean;
+  /** A player key (from an earlier `hello`'s `player.key`): `hello` says it, to be that player. */
+  key?: string | null;
 }
 
 /** A server message that is not a reply, as a 'message' event carries it. */
@@ -75,8 +81,19 @@ export declare class Connection extends EventTarget {
   readonly now: number;
   readonly welcome: Welcome | null;
   readonly goodbye: Goodbye | null;
-  /** Runs after every `welcome`: say `hello` (the default sends a bare one), then resume. */
+  /** The player key `hello` says: the one given, else the one the first `hello` got. */
+  key: string | null;
+  /** Who this connection plays as (the `identity` feature), once a `hello` said. */
+  readonly player: PlayerIdentity | null;
+  /** Runs after every `welcome`: say `hello` (the default: `hello()`), then resume. */
   onHandshake: ((conn: Connection) => Promise<void>) | null;
+  /**
+   * `hello` as this connection's player: asks for the `identity` feature when the server
+   * offers it, says `key`, keeps the reply's `player`. The first one rejects with a
+   * ServerError `bad-key` for a key the server did not sign; a later one goes on as a new
+   * player (a server of another deployment).
+   */
+  hello(fields?: Partial<RequestFields<'hello'>>): Promise<HelloResult>;
   connect(): void;
   close(): void;
   drop(): void;

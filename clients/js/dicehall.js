@@ -10,6 +10,7 @@
 
 export const SUBPROTOCOL = 'dicehall.v1.json';
 export const CLIENT = 'dicehall-js/1.0';
+export const IDENTITY = 'identity'; // the optional feature: a player known across connections
 
 const HEARTBEAT_MS = 15000;
 const PING_TIMEOUT_MS = 10000;
@@ -105,12 +106,17 @@ export class Connection extends EventTarget {
    * @param {string | (() => string)} [options.url] the server's WebSocket URL (default: the page's)
    * @param {typeof WebSocket} [options.WebSocket] the WebSocket class (default: the global one)
    * @param {boolean} [options.reconnect] reopen a dropped connection (default: true)
+   * @param {string | null} [options.key] a player key: `hello` says it, to be that player
    */
   constructor(options = {}) {
     super();
     this.home = options.url ?? pageUrl;
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
     this.reconnect = options.reconnect ?? true;
+    /** The player key `hello` says (the one given, else the one the first `hello` got). */
+    this.key = options.key ?? null;
+    /** Who this connection plays as ({id, key}), once a `hello` said; null without one. */
+    this.player = null;
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject}, sent and waiting for the reply
@@ -254,12 +260,44 @@ export class Connection extends EventTarget {
     this.dispatchEvent(new DetailEvent('message', msg));
   }
 
+  /**
+   * Say `hello` (`fields` as `request` takes them; `client` defaults to CLIENT) as this
+   * connection's player (docs/protocol.md, "identity"): when the server offers the
+   * feature it is asked for, with `key` when there is one, and the reply's player is kept
+   * (`player`, `key`), so that every later connection is the same player. The first
+   * `hello` rejects with ServerError `bad-key` when the server did not sign the key given;
+   * a later one (a reconnect to a server that does not know the player: another
+   * deployment) goes on as a new player there.
+   */
+  async hello(fields = {}) {
+    const offered = (this.welcome?.features ?? []).includes(IDENTITY);
+    const features = (fields.features ?? []).filter((f) => f !== IDENTITY);
+    if (offered) features.push(IDENTITY);
+    const ask = (key) =>
+      this.request('hello', {
+        client: CLIENT,
+        ...fields,
+        ...(features.length ? { features } : {}),
+        ...(offered && key ? { key } : {}),
+      });
+    let result;
+    try {
+      result = await ask(this.key);
+    } catch (err) {
+      if (!(err instanceof ServerError && err.name === 'bad-key' && this.player)) throw err;
+      result = await ask(null); // a failed hello may come again on the same connection
+    }
+    this.player = result.player ?? null;
+    if (this.player) this.key = this.player.key;
+    return result;
+  }
+
   async handshake() {
     this.setStatus('open');
     this.backoff = FIRST_BACKOFF_MS;
     try {
       if (this.onHandshake) await this.onHandshake(this);
-      else await this.request('hello', { client: CLIENT });
+      else await this.hello();
     } catch (err) {
       if (!(err instanceof Disconnected)) console.error('handshake failed', err);
       return;

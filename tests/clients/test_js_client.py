@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from clients.client import Client
 from tests.support.servers import ROOT, run_async, running_server
 
 JS = ROOT / "clients" / "js"
@@ -68,12 +69,12 @@ def test_a_wrong_request_does_not_type_check(node: str, tmp_path: Path) -> None:
     assert done.returncode != 0 and "add_bot" in done.stdout, done.stdout + done.stderr
 
 
-async def _bot(node: str, url: str, game: str) -> dict[str, object]:
+async def _bot(node: str, url: str, game: str, key: str = "") -> dict[str, object]:
     code, out, err = await run_async(
         [node, "examples/bot.mjs", url, game],
         timeout=180,
         cwd=JS,
-        env={**os.environ, "NODE_NO_WARNINGS": "1"},
+        env={**os.environ, "NODE_NO_WARNINGS": "1", "DICEHALL_KEY": key},
     )
     assert code == 0, f"{game}: {err.decode()}"
     result: dict[str, object] = json.loads(out.decode().strip().splitlines()[-1])
@@ -81,10 +82,20 @@ async def _bot(node: str, url: str, game: str) -> dict[str, object]:
 
 
 async def test_the_node_bot_plays_every_game_to_the_end(node: str) -> None:
+    """Each plays as a new player, but the one given a key (`Connection({key})`): the
+    player an earlier `hello` (of the Python client) got."""
     with running_server() as server:
-        results = await asyncio.gather(*(_bot(node, server.ws, game) for game in GAMES))
+        async with Client(server.ws) as owner:
+            player = owner.player
+        assert player is not None
+        keys = [player.key if i == 0 else "" for i in range(len(GAMES))]
+        results = await asyncio.gather(
+            *(_bot(node, server.ws, game, key) for game, key in zip(GAMES, keys, strict=True))
+        )
     for game, result in zip(GAMES, results, strict=True):
         assert result["game"] == game and result["fair"] is True, result
         scores = result["scores"]
         assert isinstance(scores, list) and len(scores) == 2, result
         assert isinstance(result["actions"], int) and result["actions"] > 0, result
+    ids = [result["player"] for result in results]
+    assert ids[0] == player.id and len(set(ids)) == len(GAMES), ids

@@ -152,7 +152,7 @@ async def test_timestamps_are_offered_and_only_turned_on_when_asked(
 ) -> None:
     asked = await RawClient.open(dicehall.ws, hello={"features": ["timestamps", "telepathy"]})
     plain = await RawClient.open(dicehall.ws, MSGPACK)
-    offered = ["timestamps", "legal_without_view", "progress"]
+    offered = ["timestamps", "legal_without_view", "progress", "identity"]
     assert asked.welcome["features"] == offered == plain.welcome["features"]
     assert asked.hello["features"] == ["timestamps"], "unknown features are left off"
     assert plain.hello["features"] == []

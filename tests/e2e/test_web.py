@@ -442,3 +442,41 @@ def test_the_page_shows_who_it_waits_for_as_each_answer_comes_in(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+# --- the player this browser is ----------------------------------------------------------------
+
+PLAYER = "() => window.dicehall.conn.isReady && window.dicehall.conn.player"
+KEPT = "() => JSON.parse(localStorage.getItem('dicehall.v1.player-key'))"
+
+
+def player_after_load(page: Page) -> dict[str, str]:
+    page.wait_for_function(PLAYER)
+    player: dict[str, str] = page.evaluate(PLAYER)
+    return player
+
+
+def test_the_browser_is_one_player_across_reloads_and_tabs(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """The first visit is given a player key (docs/protocol.md, "identity"), kept in
+    localStorage and said in every `hello`: a reload, or a second tab, is the same player.
+    A kept key the server does not know makes way for a new player, kept from then on."""
+    ada = new_player(players, browser, server, "Ada")
+    page = ada.page
+    first = player_after_load(page)
+    assert set(first) == {"id", "key"} and page.evaluate(KEPT) == first["key"]
+    page.reload()
+    assert player_after_load(page) == first
+    tab = ada.context.new_page()  # (the same browser: the same storage)
+    try:
+        tab.goto(server.http + "/")
+        assert player_after_load(tab) == first
+    finally:
+        tab.close()
+    page.evaluate("() => localStorage.setItem('dicehall.v1.player-key', '\"pk1.x.forged\"')")
+    page.reload()
+    fresh = player_after_load(page)
+    assert fresh["id"] != first["id"] and page.evaluate(KEPT) == fresh["key"]
+    other = new_player(players, browser, server, "Bo")  # another browser: another player
+    assert player_after_load(other.page)["id"] not in {first["id"], fresh["id"]}

@@ -4,9 +4,9 @@
 // at random among the legal actions. It survives a dropped connection: the handshake
 // takes the seat back with its token and resumes the room's stream. At the end it checks
 // the dice (the revealed seed hashes to the commitment published at the start) and prints
-// one JSON line.
+// one JSON line, with the player it played as (a new one, or DICEHALL_KEY's).
 //
-//   node examples/bot.mjs ws://127.0.0.1:8000/ws qwixx [seats] [house bot kind]
+//   [DICEHALL_KEY=pk1...] node examples/bot.mjs ws://127.0.0.1:8000/ws qwixx [seats] [kind]
 
 import { createHash } from 'node:crypto';
 import { Connection, answer } from '../dicehall.js';
@@ -30,10 +30,14 @@ let commitment = '';
 let actions = 0;
 let turns = Promise.resolve();
 
-const conn = new Connection({ url, WebSocket: /** @type {any} */ (WebSocketClass) });
+const conn = new Connection({
+  url,
+  WebSocket: /** @type {any} */ (WebSocketClass),
+  key: process.env.DICEHALL_KEY || null,
+});
 
 conn.onHandshake = async () => {
-  const hello = await conn.request('hello', {
+  const hello = await conn.hello({
     client: 'dicehall-js-example/1.0',
     name: 'node bot',
     ...(me.token ? { tokens: [me.token] } : {}),
@@ -98,6 +102,7 @@ console.log(
     winners: end.winners,
     actions,
     fair: fair && end.commitment === commitment,
+    player: conn.player?.id ?? null,
   }),
 );
 process.exit(fair ? 0 : 1);

@@ -2,7 +2,7 @@
 
 import { h, replace, toast } from './dom.js';
 import { LobbyView } from './lobby.js';
-import { Connection } from './dicehall.js';
+import { Connection, ServerError } from './dicehall.js';
 import { RoomView } from './room.js';
 import * as store from './store.js';
 
@@ -17,7 +17,7 @@ const STATUS_TEXT = {
 
 class App {
   constructor() {
-    this.conn = new Connection();
+    this.conn = new Connection({ key: store.getKey() }); // the same player on every visit
     this.claimed = new Map(); // room -> seat, given back by hello's tokens on this connection
     this.seated = new Set(); // rooms where this connection holds a seat
     this.watching = new Set(); // rooms this connection spectates
@@ -70,12 +70,24 @@ class App {
   async handshake() {
     const { rooms, tokens } = store.tokens();
     const name = this.playerName();
-    const result = await this.conn.request('hello', {
+    const fields = {
       client: CLIENT,
       features: ['progress'], // who has answered a shared window, as they do
       ...(name ? { name } : {}),
       ...(tokens.length ? { tokens } : {}),
-    });
+    };
+    let result;
+    try {
+      result = await this.conn.hello(fields);
+    } catch (err) {
+      if (!(err instanceof ServerError && err.name === 'bad-key')) throw err;
+      // this server does not know the player this browser was (another deployment here
+      // now, or it lost its secret): a new player, kept from now on
+      store.forgetKey();
+      this.conn.key = null;
+      result = await this.conn.hello(fields);
+    }
+    if (this.conn.player) store.setKey(this.conn.player.key);
     this.seated.clear();
     this.watching.clear();
     this.claimed = new Map(result.seats.map((s) => [s.room, s.seat]));

@@ -1,7 +1,8 @@
-// What survives a reload: the player's name, seat tokens, and per room the last seq
-// processed with everything derived from the messages up to it (room info, game over,
+// What survives a reload: the player's name and key, seat tokens, and per room the last
+// seq processed with everything derived from the messages up to it (room info, game over,
 // the log), so a resume from that seq continues exactly where the page left off.
-// localStorage, so a browser restart or a second tab can take the seat back too.
+// localStorage, so a browser restart or a second tab can take the seat back too, and this
+// browser is one player to the server (one key per origin: localStorage is per origin).
 
 const PREFIX = 'dicehall.v1.';
 const MAX_SEATS = 16; // hello accepts at most 16 tokens
@@ -47,6 +48,19 @@ export function getName() {
 
 export function setName(name) {
   write('name', name);
+}
+
+/** The player key the server gave this browser (docs/protocol.md, "identity"), or null. */
+export function getKey() {
+  return read('player-key', null);
+}
+
+export function setKey(key) {
+  write('player-key', key);
+}
+
+export function forgetKey() {
+  remove('player-key');
 }
 
 /** room -> {seat, token, at} for every seat this browser holds. */

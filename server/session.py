@@ -86,8 +86,8 @@ class Services:
     hub: Hub
     signer: TokenSigner
     players: PlayerKeys | None
-    """None while the history database that holds their secret is out of reach."""
-    """Signs and checks player keys (the `identity` feature)."""
+    """Signs and checks player keys (the `identity` feature); None while the history
+    database that holds their secret is out of reach (the feature is off meanwhile)."""
     settings: Settings = field(default_factory=Settings)
     errors: Counter | None = None
     holders: dict[tuple[str, int], Session] = field(default_factory=dict)

@@ -4,10 +4,10 @@ PostgreSQL (a cluster started for the run), with real 4-seat Qwixx records.
     python -m bench.history_save [--games 400]
 
 Also the part the room's process pays when a game ends: writing it to the outbox folder
-(the writer process does the save). The CPU is this process's (`time.process_time`): for SQLite it includes the database
-engine, which runs inside its client; for PostgreSQL only the client side (SQLAlchemy,
-asyncpg), the server's work being in its own processes. Players are drawn from a pool of
-200, so ratings are read and moved as on a live ladder.
+(the writer process does the save). The CPU is this process's (`time.process_time`): for
+SQLite it includes the database engine, which runs inside its client; for PostgreSQL only
+the client side (SQLAlchemy, asyncpg), the server's work being in its own processes.
+Players are drawn from a pool of 200, so ratings are read and moved as on a live ladder.
 """
 
 from __future__ import annotations

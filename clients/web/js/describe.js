@@ -169,3 +169,46 @@ export function describeInfo(before, after) {
     lines.push(`${after.seats[host].name || `seat ${host}`} now hosts the room.`);
   return lines;
 }
+
+/**
+ * A stored game's log entry (docs/records.md, "--json": kind, seat, action, chance) in the
+ * live log's words: "Ada marks yellow 10", "Dice: white 4 and 6, red 6", "Bo ran out of
+ * time". An entry carries no events, so what they would have added is read from the game
+ * as it stands after the entry (`views`, one per seat, as the replay API gives them): the
+ * Qwinto sum entered, the Yamb value written, the number of a Yamb roll, the Qwirkle bag.
+ */
+export function describeEntry(game, entry, views, nameOf) {
+  const memo = {};
+  if (entry.kind === 'timeout')
+    return describeEvent(game, { type: 'timeout', seat: entry.seat }, nameOf, memo);
+  if (entry.kind === 'chance') {
+    const c = entry.chance;
+    const view = views[c.seat ?? 0] || views[0];
+    if (c.tiles)
+      return describeEvent(
+        game,
+        { type: 'drew', seat: c.seat, tiles: c.tiles, bag: view.bag },
+        nameOf,
+        memo,
+      );
+    const table = Array.isArray(c.dice) && view.tables ? view.tables[c.seat] : null;
+    const rolled = { type: 'rolled', seat: c.seat, dice: c.dice, roll: table && table.rolls };
+    return describeEvent(game, rolled, nameOf, memo);
+  }
+  const a = entry.action;
+  const view = views[entry.seat] || views[0];
+  let value;
+  if (a.type === 'enter' && view.sheets)
+    memo.sum = view.sheets[entry.seat].rows[a.row][a.box] ?? view.sum;
+  if (a.type === 'write' && view.tables) value = view.tables[entry.seat].columns[a.column][a.row];
+  return describeEvent(game, { type: 'applied', seat: entry.seat, action: a, value }, nameOf, memo);
+}
+
+/** "Ada +3, Bo −5": what an entry changed in the scores, in seat order (null: nothing). */
+export function describeDelta(entry, names) {
+  const parts = names
+    .map((name) => [name, (entry.delta || {})[name] || 0])
+    .filter(([, d]) => d !== 0)
+    .map(([name, d]) => `${name} ${d > 0 ? '+' : '\u2212'}${Math.abs(d)}`);
+  return parts.length ? `Points: ${parts.join(', ')}` : null;
+}

@@ -1,12 +1,35 @@
-// The app: one connection, the hash route (#/ lobby, #/room/ID a room), the header.
+// The app: one connection, the hash route (#/ lobby, #/room/ID a room, #/games my games,
+// #/games/ID/replay a replay, #/leaderboards[/LADDER] the boards), the header.
 
+import { ApiError, getJSON } from './api.js';
 import { h, replace, toast } from './dom.js';
+import { LeaderboardView } from './leaderboard.js';
 import { LobbyView } from './lobby.js';
 import { Connection, ServerError } from './dicehall.js';
+import { MyGamesView } from './mygames.js';
+import { ReplayView } from './replay.js';
 import { RoomView } from './room.js';
 import * as store from './store.js';
 
 const CLIENT = 'dicehall-web/1.0';
+
+/** hash route -> [the view, the page's title, the navigation link it belongs to]. */
+const ROUTES = [
+  [/^#\/room\/([A-Za-z0-9_-]{1,32})$/, (app, m) => new RoomView(app, m[1]), (m) => `room ${m[1]}`],
+  [
+    /^#\/games\/([A-Za-z0-9_.:-]{1,100})\/replay(?:\?(.*))?$/,
+    (app, m) => new ReplayView(app, m[1], m[2]),
+    (m) => `replay of ${m[1]}`,
+    'games',
+  ],
+  [/^#\/games(?:\?(.*))?$/, (app, m) => new MyGamesView(app, m[1]), () => 'my games', 'games'],
+  [
+    /^#\/leaderboards(?:\/([A-Za-z0-9_.:-]{1,100}))?(?:\?(.*))?$/,
+    (app, m) => new LeaderboardView(app, m[1] || null, m[2]),
+    () => 'leaderboards',
+    'leaderboards',
+  ],
+];
 
 const STATUS_TEXT = {
   connecting: 'connecting…',
@@ -23,6 +46,7 @@ class App {
     this.watching = new Set(); // rooms this connection spectates
     this.view = null;
     this.games = null; // the `games` answer, asked once
+    this.ladderList = null; // /api/leaderboards, asked once
     this.main = document.getElementById('app');
     this.statusEl = document.getElementById('conn-status');
     this.conn.onHandshake = () => this.handshake();
@@ -46,6 +70,34 @@ class App {
   /** One game's description (options, presets, bots), or null. */
   async game(name) {
     return (await this.gameList()).find((g) => g.name === name) || null;
+  }
+
+  /** This browser's player id on this server (null: the server gave none). */
+  playerId() {
+    return this.conn.player ? this.conn.player.id : null;
+  }
+
+  /** The leaderboards (/api/leaderboards: a game's default rules and its presets). */
+  async ladders() {
+    if (!this.ladderList) this.ladderList = (await getJSON('/api/leaderboards')).ladders;
+    return this.ladderList;
+  }
+
+  /**
+   * Whether this server keeps history at all (a 404 from the API may also mean "no such
+   * game"): a leaderboard answers 200 when it does, 404 when not (`--db none`). A 503 (its
+   * database away) is thrown.
+   */
+  async historyKept() {
+    const ladders = await this.ladders();
+    if (!ladders.length) return false;
+    try {
+      await getJSON(`/api/leaderboards/${encodeURIComponent(ladders[0].ladder)}?limit=1`);
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return false;
+      throw err;
+    }
   }
 
   playerName() {
@@ -126,10 +178,22 @@ class App {
   }
 
   route() {
-    const match = /^#\/room\/([A-Za-z0-9_-]{1,32})$/.exec(location.hash);
     if (this.view) this.view.destroy();
-    this.view = match ? new RoomView(this, match[1]) : new LobbyView(this);
-    document.title = match ? `dicehall · room ${match[1]}` : 'dicehall';
+    let found = null;
+    for (const [pattern, make, title, nav] of ROUTES) {
+      const match = pattern.exec(location.hash);
+      if (match) {
+        found = { view: make(this, match), title: title(match), nav };
+        break;
+      }
+    }
+    this.view = found ? found.view : new LobbyView(this);
+    document.title = found ? `dicehall · ${found.title}` : 'dicehall';
+    const nav = found ? found.nav || null : 'lobby';
+    for (const link of document.querySelectorAll('.nav a')) {
+      if (link.dataset.nav === nav) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
     this.view.mount(this.main);
     if (this.conn.isReady) this.view.sync();
   }

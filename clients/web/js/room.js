@@ -12,8 +12,9 @@ import * as qwirkle from './games/qwirkle.js';
 import * as qwixx from './games/qwixx.js';
 import * as yamb from './games/yamb.js';
 
-const GAMES = { qwinto, qwixx, qwirkle, yamb };
-const TITLES = { qwinto: 'Qwinto', qwixx: 'Qwixx', qwirkle: 'Qwirkle', yamb: 'Yamb' };
+/** The view of each game (`render(ctx)`), shared with the replay viewer. */
+export const GAMES = { qwinto, qwixx, qwirkle, yamb };
+export const TITLES = { qwinto: 'Qwinto', qwixx: 'Qwixx', qwirkle: 'Qwirkle', yamb: 'Yamb' };
 
 export class RoomView {
   constructor(app, room) {

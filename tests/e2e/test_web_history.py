@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import re
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.postgres import running_postgres
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
 
@@ -249,8 +251,8 @@ def test_the_replay_steps_through_a_game(seeded: Seeded) -> None:
     page.wait_for_selector(f"#replay[data-step='{step}'] .qwixx-sheet .box.marked")
 
 
-NO_SUCH = re.compile(r"Failed to load resource: the server responded with a status of 404")
-"""What the browser reports of each 404 a page reads (a console error)."""
+NO_SUCH = re.compile(r"Failed to load resource: the server responded with a status of (404|503)")
+"""What the browser reports of each 404 or 503 a page reads (a console error)."""
 
 
 def test_every_game_is_replayed_with_its_own_drawing(seeded: Seeded) -> None:
@@ -368,3 +370,27 @@ def test_a_server_without_history_says_so(browser: Browser) -> None:
             # the browser reports each 404 the pages read as a console error: only those
             cy.problems = [p for p in cy.problems if not NO_SUCH.search(p)]
             cy.close()
+
+
+def test_a_database_out_of_reach_says_try_again_later(browser: Browser) -> None:
+    with running_postgres() as pg, running_server("--db", pg.fresh_database()) as served:
+        di = Player(browser, served, "Di")
+        try:
+            page = di.page
+            page.wait_for_function("() => window.dicehall.conn.player !== null")
+            pg.stop()
+            page.click(".nav a[data-nav='games']")
+            notice = page.locator("#my-games .history-problem[data-problem='503']")
+            notice.wait_for()
+            assert "try again later" in notice.inner_text()
+            # "Try again" asks again: once the server reaches its database, the (empty) list
+            pg.start()
+            deadline = time.monotonic() + 60
+            while page.locator("#my-games[data-loaded='1']").count() == 0:
+                assert time.monotonic() < deadline, "the history never came back"
+                page.click("#my-games [data-key='retry']")
+                page.wait_for_selector("#my-games[data-loading='0']")
+            assert "No finished games yet" in page.inner_text("#my-games .notice.empty")
+        finally:
+            di.problems = [p for p in di.problems if not NO_SUCH.search(p)]
+            di.close()

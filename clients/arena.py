@@ -147,8 +147,15 @@ def results(cfg: ArenaConfig) -> Iterator[GameResult]:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
     chunk = max(1, min(16, cfg.games // (procs * 8)))
-    with ctx.Pool(procs, initializer=_init_worker, initargs=(cfg,)) as pool:
+    pool = ctx.Pool(procs, initializer=_init_worker, initargs=(cfg,))
+    try:
         yield from pool.imap(_play_in_worker, range(cfg.games), chunksize=chunk)
+        pool.close()  # the workers finish and exit as processes do (atexit handlers run)
+    except BaseException:
+        pool.terminate()  # (an error, or the caller stopped early: SIGTERM them)
+        raise
+    finally:
+        pool.join()
 
 
 @dataclass

@@ -200,8 +200,12 @@ def cmd_arena(args: argparse.Namespace) -> int:
         print(f"dicehall arena: {exc}", file=sys.stderr)
         return 1
     if args.rated:
-        from server.history.arena import rate_offline
-
+        try:
+            from server.history.arena import rate_offline
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in SERVER_MODULES:
+                raise  # not a missing extra: a bug
+            return missing_extra("dicehall arena --rated", "server", str(exc.name))
         games = [(r.lineup, r.scores, r.record or {}) for r in played]
         try:
             report["ladder"] = asyncio.run(rate_offline(args.db, cfg.game, cfg.preset, games))
@@ -279,6 +283,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 SERVER_MODULES = frozenset(
     {"starlette", "uvicorn", "uvloop", "httptools", "redis", "hiredis", "prometheus_client"}
+    | {"sqlalchemy", "aiosqlite", "asyncpg", "alembic", "openskill"}
 )
 """The top-level modules the `server` extra of pyproject.toml brings."""
 

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +102,11 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
             with urllib.request.urlopen(f"{server.http}/js/{module}", timeout=5) as script:
                 assert script.status == 200 and b"import" in script.read()
         play_one_game(bin_, server.ws, "qwixx", seats=2, cwd=outside)
+        # the history database, migrated by the wheel's own migrations, has the game
+        deadline = time.monotonic() + 30
+        while "dicehall_history_saved_total 1.0" not in server.get("/metrics")[1]:
+            assert time.monotonic() < deadline, server.get("/readyz")[1]
+            time.sleep(0.1)  # (polling /metrics: nothing announces a save)
         assert server.terminate() == 0
 
 
@@ -128,3 +134,14 @@ def test_the_core_install_plays_bots_and_names_the_extras_it_lacks(
     assert load.returncode == 2
     (message,) = load.stderr.strip().splitlines()
     assert "needs the 'loadtest' extra" in message and "dicehall[loadtest]" in message
+    rated = run(
+        bin_ / "dicehall",
+        *("arena", "--game", "qwixx", "--bots", "strong,random"),
+        "--rated",
+        "--games",
+        "2",
+        cwd=outside,
+    )
+    assert rated.returncode == 2
+    (message,) = rated.stderr.strip().splitlines()
+    assert "dicehall arena --rated needs the 'server' extra" in message

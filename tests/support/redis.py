@@ -38,7 +38,7 @@ from server.backends.redis.urls import parse_redis_url
 from server.outgoing import Outgoing
 from tests.support.tls import Certs
 
-DATABASES = 64
+DATABASES = 256
 """Logical databases per standalone server: one fresh database per test module."""
 
 

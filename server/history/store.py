@@ -24,6 +24,10 @@ from . import migrate
 from .ratings import NEW, Rating, places, rate
 from .schema import game_seats, games, players, ratings, secrets
 
+CONNECT_SECONDS = 10.0
+"""PostgreSQL: how long opening a connection may take before it fails."""
+COMMAND_SECONDS = 30.0
+"""PostgreSQL: how long one statement may wait for its answer before it fails."""
 RECORD_LEVEL = 6
 """zlib level of a stored record (a 4-seat Qwixx record: ~7.2 KB of JSON, ~0.9 KB kept)."""
 
@@ -176,7 +180,13 @@ class HistoryStore:
             _sqlite_settings(self.engine)
             self._insert: Any = sqlite.insert
         else:
-            self.engine = create_async_engine(self.url, pool_size=pool_size, pool_pre_ping=True)
+            self.engine = create_async_engine(
+                self.url,
+                pool_size=pool_size,
+                pool_pre_ping=True,
+                # Deadlines: a black-holed database fails a call, it never hangs one.
+                connect_args={"timeout": CONNECT_SECONDS, "command_timeout": COMMAND_SECONDS},
+            )
             self._insert = postgresql.insert
         self._writes = _Writes(self._insert)
 

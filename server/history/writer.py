@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from .outbox import SpoolOutbox
 from .store import HistoryStore
 
+SAVE_SECONDS = 60.0
+"""A save that has not finished by then failed (a black-holed database): tried again later."""
 BACKOFF = (0.2, 10.0)
 """The pause after a failed attempt (doubling from the first to the second)."""
 
@@ -42,11 +44,16 @@ def report(**fields: Any) -> None:
     sys.stdout.flush()
 
 
-def _transient(exc: BaseException) -> bool:
-    """The database (or the way to it) failed, not this game: wait and try again."""
-    if isinstance(exc, OperationalError | OSError | TimeoutError | ConnectionError):
+def _refused(exc: BaseException) -> bool:
+    """The database refused this game's data (a constraint, a value it cannot hold): trying
+    again cannot help, so the game is set aside. Anything else (the database gone, slow,
+    restarting; even a bug) keeps the game waiting, to be tried again: never lost."""
+    if isinstance(exc, IntegrityError | DataError):
         return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+    # (asyncpg's errors reach SQLAlchemy as a plain DBAPIError; their SQLSTATE tells: class
+    # 22 is a data exception, 23 an integrity constraint violation.)
+    code = getattr(exc.orig, "pgcode", None) if isinstance(exc, DBAPIError) else None
+    return isinstance(code, str) and code[:2] in ("22", "23")
 
 
 class Writer:
@@ -76,9 +83,9 @@ class Writer:
                 continue
             started = time.perf_counter()
             try:
-                new = await self.store.save(game)
+                new = await asyncio.wait_for(self.store.save(game), SAVE_SECONDS)
             except Exception as exc:
-                if _transient(exc):
+                if not _refused(exc):
                     report(failed=_describe(exc))
                     return False
                 self.outbox.reject(game_id)

@@ -4,12 +4,13 @@ of house bots played to its end, a hello that asks for a player identity."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from typing import Any
 
 from tests.support.servers import ServerProcess
 
-from .wire import RawClient
+from .wire import RawClient, is_over
 
 
 async def new_room(host: RawClient, game: str, seats: int, **fields: Any) -> str:
@@ -87,3 +88,26 @@ async def hello_player(server: ServerProcess, key: str | None = None) -> dict[st
         return player
     finally:
         await client.close()
+
+
+async def games_against_a_house_bot(
+    server: ServerProcess, count: int, key: str | None = None
+) -> tuple[str, list[str]]:
+    """`count` games of Qwixx played to the end by one player (Ada; the player of `key`, or
+    a new one) against a house bot, one after another: the player's id and the rooms."""
+    hello: dict[str, Any] = {"name": "Ada", "features": ["identity"]}
+    host = await RawClient.open(server.ws, hello={**hello, **({"key": key} if key else {})})
+    rooms = []
+    try:
+        for i in range(count):
+            room = await new_room(host, "qwixx", 2, public=False, turn_window=5)
+            await host.call("join", room=room)
+            await host.call("add_bots", room=room)
+            await host.call("start", room=room)
+            await host.play_until(room, 0, is_over, random.Random(i))
+            await host.call("leave", room=room)
+            rooms.append(room)
+        player: str = host.hello["player"]["id"]
+    finally:
+        await host.close()
+    return player, rooms

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,8 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.e2e.helpers import metrics, new_room
-from tests.e2e.wire import RawClient, is_over
+from tests.e2e.helpers import games_against_a_house_bot, metrics
 from tests.support.postgres import running_postgres
 from tests.support.servers import ROOT, ServerProcess, running_server
 from tests.support.wait import eventually
@@ -36,21 +34,8 @@ def get(server: ServerProcess, path: str, kind: str | None = None) -> tuple[int,
 
 
 async def rated_games(server: ServerProcess, count: int) -> tuple[str, list[str]]:
-    """`count` games of Qwixx by one player against a house bot: the player and rooms."""
-    host = await RawClient.open(server.ws, hello={"name": "Ada", "features": ["identity"]})
-    rooms = []
-    try:
-        for i in range(count):
-            room = await new_room(host, "qwixx", 2, public=False, turn_window=5)
-            await host.call("join", room=room)
-            await host.call("add_bots", room=room)
-            await host.call("start", room=room)
-            await host.play_until(room, 0, is_over, random.Random(i))
-            await host.call("leave", room=room)
-            rooms.append(room)
-        player: str = host.hello["player"]["id"]
-    finally:
-        await host.close()
+    """`count` games of one player against a house bot, once they are stored."""
+    player, rooms = await games_against_a_house_bot(server, count)
     saved = "dicehall_history_saved_total"
     await eventually(lambda: metrics(server)[saved] == count, "stored", timeout=30)
     return player, rooms

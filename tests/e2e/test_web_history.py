@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import re
 import time
 from collections.abc import Iterator
@@ -27,10 +26,9 @@ from tests.support.postgres import running_postgres
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
 
-from .helpers import bot_game, metrics, new_room
+from .helpers import bot_game, games_against_a_house_bot, metrics
 from .test_web_layout import SIZES, overflows
 from .webpage import LAPTOP, Browser, Page, Player
-from .wire import RawClient, is_over
 
 GAMES = 2
 """Qwixx games the browser's player plays (two: "More" has a second page to load)."""
@@ -66,21 +64,7 @@ def get(server: ServerProcess, path: str) -> Any:
 async def play_as(server: ServerProcess, key: str) -> tuple[str, list[str], dict[str, str]]:
     """GAMES games of Qwixx as the player of `key` against a house bot, and a game of
     house bots of each of BOT_GAMES; once all are stored: the player, the rooms."""
-    hello = {"name": "Ada", "features": ["identity"], "key": key}
-    host = await RawClient.open(server.ws, hello=hello)
-    rooms = []
-    try:
-        for i in range(GAMES):
-            room = await new_room(host, "qwixx", 2, public=False, turn_window=5)
-            await host.call("join", room=room)
-            await host.call("add_bots", room=room)
-            await host.call("start", room=room)
-            await host.play_until(room, 0, is_over, random.Random(i))
-            await host.call("leave", room=room)
-            rooms.append(room)
-        player: str = host.hello["player"]["id"]
-    finally:
-        await host.close()
+    player, rooms = await games_against_a_house_bot(server, GAMES, key)
     bots = {game: await bot_game(server, game) for game in BOT_GAMES}
     total = GAMES + len(BOT_GAMES)
     await eventually(lambda: metrics(server)[STORED] == total, "stored", timeout=60)

@@ -40,9 +40,9 @@ class StreamClient:
         self.pings: list[bytes] = []
 
     @classmethod
-    async def open(cls, port: int, rcvbuf: int | None = None) -> StreamClient:
-        """Handshake for dicehall.v1.json, then the welcome. `rcvbuf`: a small, fixed
-        receive buffer (no autotuning), so that a client that stops reading backs the
+    async def connect(cls, port: int, rcvbuf: int | None = None) -> StreamClient:
+        """A TCP connection to the loopback `port`, nothing sent yet. `rcvbuf`: a small,
+        fixed receive buffer (no autotuning), so that a client that stops reading backs the
         server up after a few kilobytes instead of megabytes of kernel buffers."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
@@ -53,7 +53,13 @@ class StreamClient:
         except BaseException:
             sock.close()
             raise
-        client = cls(reader, writer)
+        return cls(reader, writer)
+
+    @classmethod
+    async def open(cls, port: int, rcvbuf: int | None = None) -> StreamClient:
+        """Handshake for dicehall.v1.json, then the welcome (`connect` for `rcvbuf`)."""
+        client = await cls.connect(port, rcvbuf)
+        reader, writer = client.reader, client.writer
         try:
             writer.write(
                 b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import socket
 from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
@@ -99,21 +98,12 @@ async def raw_open(
     (for frames) and the response's head, status line to blank line."""
     if request is None:
         request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + UPGRADE + b"\r\n"
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    client = await StreamClient.connect(port, rcvbuf)
     try:
-        if rcvbuf is not None:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        sock.connect(("127.0.0.1", port))
-        reader, writer = await asyncio.open_connection(sock=sock)
+        client.writer.write(request)
+        head = await asyncio.wait_for(client.reader.readuntil(b"\r\n\r\n"), 10)
     except BaseException:
-        sock.close()
-        raise
-    client = StreamClient(reader, writer)
-    try:
-        writer.write(request)
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-    except BaseException:
-        writer.transport.abort()
+        client.writer.transport.abort()
         raise
     return client, head
 

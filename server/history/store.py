@@ -204,10 +204,6 @@ class HistoryStore:
     async def close(self) -> None:
         await self.engine.dispose()
 
-    async def ping(self) -> None:
-        async with self.engine.connect() as conn:
-            await conn.execute(select(1))
-
     # --- writing ---------------------------------------------------------------------------
 
     async def save(self, game: FinishedGame) -> bool:

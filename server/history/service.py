@@ -22,6 +22,7 @@ import msgspec
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .finished import finished_game
 from .outbox import SpoolOutbox
 from .store import HistoryStore
 
@@ -155,8 +156,6 @@ class HistoryService(Collector):
 
     def finished(self, core: RoomCore) -> None:
         """A room's game ended: into the outbox (durable), and a word to the writer."""
-        from .finished import finished_game
-
         game = finished_game(core, int(time.time() * 1000))
         self.outbox.put(game)
         proc = self._proc

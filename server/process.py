@@ -9,6 +9,7 @@ benchmarks build one directly, with or without a socket in front of it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -126,17 +127,16 @@ class Server:
         history = self.history
         assert history is not None
         self.services.players = None
-        reader = await history.opened(DB_START_SECONDS)
 
-        async def when_open() -> None:
-            store = await history.opened(float("inf")) if reader is None else reader
+        async def sign() -> None:
+            store = await history.opened(None)
             assert store is not None
             self.services.players = PlayerKeys(await store.signing_secret())
 
-        if reader is not None:
-            await when_open()
-        else:
-            self._tasks.append(asyncio.get_running_loop().create_task(when_open()))
+        signing = asyncio.get_running_loop().create_task(sign())
+        self._tasks.append(signing)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(signing), DB_START_SECONDS)
 
     async def stop(self) -> None:
         await self.drain()

@@ -94,8 +94,9 @@ class HistoryService(Collector):
             self._opened.set()
             return
 
-    async def opened(self, timeout: float) -> HistoryStore | None:
-        """The read store once the database is open (None if not within `timeout`)."""
+    async def opened(self, timeout: float | None) -> HistoryStore | None:
+        """The read store once the database is open (None if not within `timeout`; no
+        timeout: whenever it opens)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._opened.wait(), timeout)
         return self.reader

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,9 @@ from .store import HistoryStore
 
 SAVE_SECONDS = 60.0
 """A save that has not finished by then failed (a black-holed database): tried again later."""
+NICENESS = 10
+"""Added to the writer's nice value: when the machine's cores are all busy, the rooms'
+process (play) goes first and history waits; idle cores still save at once."""
 BACKOFF = (0.2, 10.0)
 """The pause after a failed attempt (doubling from the first to the second)."""
 
@@ -144,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outbox", required=True, type=Path)
     parser.add_argument("--sweep", type=float, default=5.0)
     args = parser.parse_args(argv)
+    os.nice(NICENESS)
     asyncio.run(run(args.db, args.outbox, args.sweep))
     return 0
 

@@ -1,15 +1,14 @@
 // The replay of a stored game (#/games/ID/replay?step=N): the game after each of its log
-// entries, one step at a time, drawn by the live page's own game views from the replay
-// API's `views` (GET /api/games/ID/replay?step=N). Steps are fetched when wanted (the next
-// one while the current one is read); the step on screen stays until the wanted one is in,
-// so stepping never blanks the sheets.
+// entries, one step at a time, from the replay API's `views` (GET /api/games/ID/replay?step=N).
+// This module steps: it loads the stored game and its steps, keeps the address, the bar
+// (buttons, slider, arrow keys) and the seed check, and hands the step on screen to
+// replaydraw.js, which draws it. Steps are fetched when wanted (the next one while the
+// current one is read); the step on screen stays until the wanted one is in, so stepping
+// never blanks the sheets.
 
 import { h, replace, toast } from './dom.js';
-import { ApiError, getJSON, ordinal, hashQuery, problemNotice, when } from './api.js';
-import { describeDelta, describeEntry, describeMessage } from './describe.js';
-import { tile } from './games/qwirkle.js';
-import { gameTitle, ratingChange } from './mygames.js';
-import { GAMES } from './room.js';
+import { ApiError, getJSON, hashQuery, problemNotice } from './api.js';
+import { drawBody, drawHead, drawNow } from './replaydraw.js';
 
 const KEEP = 400; // steps kept in memory (a few kB each)
 
@@ -170,7 +169,7 @@ export class ReplayView {
     this.goTo(this.want + by);
   }
 
-  // --- drawing --------------------------------------------------------------------------
+  // --- the bar and the page ---------------------------------------------------------------
 
   makeBar() {
     // the words go on a phone, the marks stay (the label says it to screen readers)
@@ -258,250 +257,21 @@ export class ReplayView {
     });
     if (!root.contains(this.bar)) replace(root, this.head, this.bar, this.now, this.body);
     this.updateBar();
-    replace(this.head, ...this.header());
-    replace(this.now, ...this.describe(step));
-    replace(this.body, ...this.sheets(step));
-  }
-
-  mine() {
-    const me = this.app.playerId();
-    const seat = me ? this.game.seats.find((s) => s.player === me) : null;
-    return seat ? seat.seat : null;
-  }
-
-  header() {
-    const game = this.game;
-    const title = gameTitle(game.game, game.ladder, this.ladders);
-    return [
-      h(
-        'div.room-title',
-        null,
-        h('h1', null, `Replay: ${title}`),
-        h('span.tag', null, when(game.finished_at)),
-        game.ladder ? h('span.tag', null, 'rated') : h('span.tag', null, 'not rated'),
-      ),
-      h(
-        'div.button-row.replay-links',
-        null,
-        h('a.btn.small', { href: '#/games', dataset: { key: 'my-games' } }, 'My games'),
-        game.ladder
-          ? h(
-              'a.btn.small',
-              { href: `#/leaderboards/${game.ladder}`, dataset: { key: 'board' } },
-              'Leaderboard',
-            )
-          : null,
-      ),
-    ];
-  }
-
-  describe(step) {
-    const names = step.names;
-    const nameOf = (s) => names[s] ?? `Seat ${s + 1}`;
-    const lines = [];
-    if (!step.entry) {
-      lines.push(
-        h(
-          'p.replay-entry',
-          { id: 'replay-entry' },
-          'The start: nothing has happened yet. Step on with Next or the \u2192 key.',
-        ),
-      );
-    } else {
-      const text = describeEntry(this.game.game, step.entry, step.views, nameOf);
-      lines.push(
-        h('p.replay-entry', { id: 'replay-entry', dataset: { kind: step.entry.kind } }, text),
-      );
-      const delta = describeDelta(step.entry, names);
-      if (delta) lines.push(h('p.replay-delta', null, delta));
-    }
-    if (step.over) {
-      const winners = this.game.seats.filter((s) => s.place === 1).map((s) => s.seat);
-      lines.push(h('p.replay-over', null, describeMessage({ type: 'game_over', winners }, nameOf)));
-    }
-    return lines;
-  }
-
-  sheets(step) {
-    const game = this.game.game;
-    const view = GAMES[game];
-    const mine = this.mine();
-    const names = step.names.map((n, s) => (s === mine ? `${n} (you)` : n));
-    const over = step.over ? this.results(step) : null;
-    if (!view) {
-      // no drawing of this game here: its canonical sheets, as text
-      return [
-        h(
-          'div.play',
-          null,
-          over,
-          h(
-            'div.others.replay-sheets',
-            { 'aria-label': 'sheets' },
-            step.sheets.map((text, s) =>
-              h(
-                'section.seat-panel',
-                { dataset: { seat: String(s) }, 'aria-label': `${names[s]}: sheet` },
-                h(
-                  'header.seat-head',
-                  null,
-                  h('span.seat-name', null, names[s]),
-                  h(
-                    'span.seat-score',
-                    { dataset: { scoreSeat: String(s) } },
-                    `${step.scores[s]} pts`,
-                  ),
-                ),
-                h('pre.sheet-text', null, text),
-              ),
-            ),
-          ),
-        ),
-        h('aside.side', null, this.facts()),
-      ];
-    }
-    const ctx = {
-      view: step.views[0],
-      actions: [],
-      seat: null, // every seat drawn alike, as a spectator sees them
-      names,
-      info: { game, seats: names.map((name, seat) => ({ seat, name, kind: 'human' })) },
+    const at = {
+      game: this.game,
+      gameId: this.gameId,
+      path: this.path,
+      ladders: this.ladders,
+      step,
+      total: this.total,
+      seedCheck: this.seedCheck,
+      me: this.app.playerId(),
       local: this.local,
-      act: () => {},
       rerender: () => this.render(),
     };
-    const { main, others } = view.render(ctx);
-    const hands = step.views.some((v) => Array.isArray(v.hand)) ? this.hands(step, names) : null;
-    return [
-      h(
-        'div.play',
-        { class: `game-${game}` },
-        over,
-        main,
-        h('div.others.replay-sheets', { 'aria-label': 'every seat' }, others, hands),
-      ),
-      h('aside.side', null, this.facts()),
-    ];
-  }
-
-  /** Qwirkle: every seat's hand, shown now that the game is over. */
-  hands(step, names) {
-    return h(
-      'section.seat-panel.replay-hands',
-      { 'aria-label': 'the hands' },
-      h('header.seat-head', null, h('span.seat-name', null, 'Hands')),
-      h(
-        'ul.plain',
-        null,
-        step.views.map((v, s) =>
-          h(
-            'li.replay-hand',
-            { dataset: { seat: String(s) } },
-            h('span.seat-name', null, `${names[s]}: `),
-            (v.hand || []).length
-              ? h(
-                  'span.hand-tiles',
-                  null,
-                  v.hand.map((t) => tile(t)),
-                )
-              : h('span.small', null, 'no tiles'),
-          ),
-        ),
-      ),
-    );
-  }
-
-  /** The end: the stored results (place, score, rating change). */
-  results(step) {
-    const rows = this.game.seats.map((s) =>
-      h(
-        'tr',
-        { class: s.place === 1 ? 'winner' : '' },
-        h('td', null, step.names[s.seat] ?? s.name, s.seat === this.mine() ? ' (you)' : ''),
-        h('td', null, ordinal(s.place)),
-        h('td.num', { dataset: { finalSeat: String(s.seat) } }, String(s.score)),
-        h('td', null, ratingChange(s.rating_before, s.rating_after)),
-      ),
-    );
-    return h(
-      'section.game-over',
-      { 'aria-label': 'game over' },
-      h('h2', null, 'Game over'),
-      h(
-        'div.table-wrap',
-        null,
-        h(
-          'table.final',
-          null,
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Player', 'Place', 'Score', 'Rating'].map((t) => h('th', { scope: 'col' }, t)),
-            ),
-          ),
-          h('tbody', null, rows),
-        ),
-      ),
-    );
-  }
-
-  /** The record to check: its seed (revealed), the commitment and the download. */
-  facts() {
-    const record = this.game.record;
-    const check =
-      this.seedCheck === true
-        ? h(
-            'p.seed-check.ok',
-            null,
-            '\u2713 Its SHA-256 is the commitment: the dice were fixed before the game.',
-          )
-        : this.seedCheck === false
-          ? h('p.seed-check.bad', null, '\u2717 Its SHA-256 is not the commitment!')
-          : null;
-    return h(
-      'section.card.replay-facts',
-      { 'aria-labelledby': 'facts-title' },
-      h('h2', { id: 'facts-title' }, 'The record'),
-      h(
-        'p.small',
-        null,
-        `${record.seats.length} seats, ${this.total} steps, finished ${when(this.game.finished_at)}.`,
-      ),
-      record.seed
-        ? [
-            h('p.small', null, 'Dice seed, revealed now that the game is over:'),
-            h('p', null, h('code', { id: 'replay-seed' }, record.seed)),
-            h('p.small', null, 'Commitment, published before the first roll:'),
-            h('p', null, h('code', null, record.commitment)),
-            check,
-          ]
-        : h('p.small', null, 'This record carries no seed.'),
-      h(
-        'div.button-row',
-        null,
-        h(
-          'a.btn.small',
-          {
-            href: this.path,
-            download: `dicehall-${this.gameId}.json`,
-            id: 'replay-record',
-            dataset: { key: 'record' },
-          },
-          'Download the record',
-        ),
-      ),
-      h(
-        'p.small',
-        null,
-        'Check it yourself: ',
-        h('code', null, `dicehall replay dicehall-${this.gameId}.json`),
-        ' replays it and checks every roll against the seed.',
-      ),
-      h('p.small.keys', null, 'Keys: \u2190 and \u2192 step back and on.'),
-    );
+    replace(this.head, ...drawHead(at));
+    replace(this.now, ...drawNow(at));
+    replace(this.body, ...drawBody(at));
   }
 
   /** SHA-256 of the seed against the commitment, where the browser can hash (secure pages). */

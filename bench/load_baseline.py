@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.loadtest import LoadConfig, format_table, progress_printer, run_loadtest, write_outputs
+from clients.loadtest.config import POLICIES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +103,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--warmup", type=float, default=5.0)
     p.add_argument("--think", type=float, default=0.75)
-    p.add_argument("--policy", choices=["legal", "legal-view", "pass"], default="legal")
+    p.add_argument("--policy", choices=POLICIES, default="window")
     p.add_argument("--procs", type=int, default=1)
     p.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
     p.add_argument("--turn-window", type=int, default=10)

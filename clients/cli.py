@@ -445,10 +445,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--policy",
-        choices=["legal", "legal-view", "pass"],
-        default="legal",
-        help="legal: ask `legal` for the actions alone and pick one at random; legal-view: "
-        "the same with the seat's view in each reply; pass: answer pass when allowed",
+        choices=["window", "legal", "legal-view", "pass"],  # (loadtest.config.POLICIES)
+        default="window",
+        help="window: pick at random among the legal actions each window brings (feature "
+        "legal_in_window); legal: ask `legal` for the actions alone and pick one at random; "
+        "legal-view: the same with the seat's view in each reply; pass: answer pass when "
+        "allowed",
     )
     s.add_argument("--encoding", choices=["msgpack", "json"], default="msgpack")
     s.add_argument(

@@ -12,6 +12,12 @@
   comes in, listing the seats that have answered. Without it those answers show only when
   the window resolves (as `answered` events, before what resolved it); a table that shows
   who it is waiting for asks for it, a bot has no use for it.
+- `legal_in_window`: a `window` message that names the member's seat carries that seat's
+  legal actions (`legal`), and an `act` reply whose `owes` is not empty carries the
+  actions it may take next; a bot answers each window with one message, no `legal`
+  request. Asked for, because the lists cost the server to build and to send (a
+  Qwirkle opening turn has hundreds of placements), and a client that shows the board
+  (or keeps its own picture) needs none.
 - `identity`: a player identity without sign-up. The `hello` reply carries `player` (a
   public `id` and a secret `key`, signed by the server); `hello` may then send that `key`
   again, on any later connection to any process, to be the same player (ratings, a
@@ -27,8 +33,9 @@ TIMESTAMPS: Final = "timestamps"
 LEGAL_WITHOUT_VIEW: Final = "legal_without_view"
 PROGRESS: Final = "progress"
 IDENTITY: Final = "identity"
+LEGAL_IN_WINDOW: Final = "legal_in_window"
 
-SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS, IDENTITY)
+SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS, IDENTITY, LEGAL_IN_WINDOW)
 """What a v1 server offers, in `welcome.features` order."""
 
 

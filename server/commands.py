@@ -24,7 +24,7 @@ from protocol.messages.server import (
 )
 
 from .outgoing import Outgoing
-from .room import RoomCore
+from .room import Owed, RoomCore
 
 R = TypeVar("R")
 
@@ -44,9 +44,6 @@ class Sync(msgspec.Struct, kw_only=True):
 
 LegalAnswer = tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]
 """The open window's id, the seat's legal actions, its view (None when not asked for)."""
-
-Owed = tuple[int | None, list[str]]
-"""The window an action was taken in and the kinds the seat still owes in it (`RoomCore.owes`)."""
 
 
 class Command(msgspec.Struct, Generic[R], tag_field="cmd", kw_only=True):
@@ -70,6 +67,8 @@ class JoinCmd(Command[int], tag="join"):
     """The joiner's proof of having created the room: its seat becomes the host."""
     player: str | None = None
     """The joiner's player id (the `identity` feature), if it has one."""
+    legal: bool = False
+    """The joiner asked for its legal actions with each window (`legal_in_window`)."""
 
 
 class HostCmd(Command[R]):
@@ -130,6 +129,8 @@ class TokenCmd(Command[bool], tag="token"):
     seat: int
     nonce: str
     player: str | None = None
+    legal: bool = False
+    """The new holder asked for its legal actions with each window (`legal_in_window`)."""
 
 
 class LegalCmd(Command[LegalAnswer], tag="legal"):
@@ -176,13 +177,13 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
         case ActCmd(seat=seat, action=action, window=window):
             taken_in = core.window_id
             out = core.act(seat, action, window, now)
-            return (taken_in, core.owes(seat, taken_in)), out
+            return core.owed(seat, taken_in), out
         case LegalCmd(seat=seat, view=view):
             return core.legal(seat, view), []
         case ExpireCmd():
             return None, core.expire(now)
-        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key, player=player):
-            return core.join(name, seat, nonce, now, key, player)
+        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key, player=player, legal=legal):
+            return core.join(name, seat, nonce, now, key, player, legal)
         case LeaveCmd(seat=seat):
             return None, core.leave(seat)
         case StartCmd(host_key=key, seat=seat):
@@ -213,6 +214,6 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
             return None, core.reopen()
         case ResignCmd(host_key=key):
             return None, core.resign(key)
-        case TokenCmd(seat=seat, nonce=nonce, player=player):
-            return core.take_back(seat, nonce, player), []
+        case TokenCmd(seat=seat, nonce=nonce, player=player, legal=legal):
+            return core.take_back(seat, nonce, player, legal), []
     raise TypeError(f"unknown command {cmd!r}")

@@ -21,7 +21,7 @@ import msgspec
 from protocol.errors import ProtocolError
 from protocol.subprotocols import Encoding
 
-from .commands import Command, CommandType, LegalCmd, SyncCmd, TokenCmd, execute
+from .commands import Command, CommandType, LegalCmd, SyncCmd, execute
 from .outgoing import Outgoing
 from .room import RoomCore
 
@@ -39,9 +39,9 @@ class JournalError(Exception):
 
 
 def kept(cmd: Command[Any]) -> bool:
-    """The command may change the room (a read never does; a token check with a player
-    does: the seat takes that player)."""
-    if isinstance(cmd, LegalCmd) or (isinstance(cmd, TokenCmd) and cmd.player is None):
+    """The command may change the room (a read never does; a token that holds gives the
+    seat its new holder's player and `legal` wish)."""
+    if isinstance(cmd, LegalCmd):
         return False
     return not (isinstance(cmd, SyncCmd) and cmd.watch == 0)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from protocol import errors
 from protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
 from protocol.messages.server import (
@@ -36,6 +38,10 @@ from .outgoing import Outgoing
 from .roomlog import MessageLog, RecordLog
 from .seat import Seat, Status
 from .snapshot import FORMAT, SavedRoom, SnapshotError
+
+Owed = tuple[int | None, list[str], list[dict[str, Any]] | None]
+"""An `act`'s answer: the window it was taken in, the kinds of action the seat still owes
+in it, and (when the seat's holder asked: `legal_in_window`) its legal actions then."""
 
 ANSWERED = "answered"
 """The rules' event for "this seat's answer to the shared window is in, content held"
@@ -274,6 +280,7 @@ class RoomCore:
         now: float,
         host_key: str | None = None,
         player: str | None = None,
+        legal: bool = False,
     ) -> tuple[int, list[Outgoing]]:
         """Seat a human (`player`, if it has an identity) in an open seat, before the
         start. The creator (`host_key`) takes the host role to its seat; anyone takes it
@@ -288,7 +295,7 @@ class RoomCore:
             raise errors.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
         elif self.seats[seat].kind != "open":
             raise errors.SeatTakenError(f"seat {seat} is taken")
-        self.seats[seat] = Seat("human", name, nonce, connected=1, player=player)
+        self.seats[seat] = Seat("human", name, nonce, connected=1, player=player, legal=legal)
         if self.host is None and (not self.host_key or host_key == self.host_key):
             self.host = seat
         elif self._host_absent():
@@ -385,14 +392,17 @@ class RoomCore:
     def check_token(self, seat: int, nonce: str) -> bool:
         return 0 <= seat < len(self.seats) and self.seats[seat].nonce == nonce
 
-    def take_back(self, seat: int, nonce: str, player: str | None) -> bool:
+    def take_back(self, seat: int, nonce: str, player: str | None, legal: bool = False) -> bool:
         """A seat token is used: True when it holds. The seat is then played as `player`
         (the identity of the connection that holds the token now), unless that is none
-        or the game is over (a finished game's players are what it was recorded under)."""
+        or the game is over (a finished game's players are what it was recorded under),
+        and its windows carry its legal actions as the new holder asked (`legal`)."""
         if not self.check_token(seat, nonce):
             return False
+        taken = self.seats[seat]
         if player is not None and self.status != "over":
-            self.seats[seat].player = player
+            taken.player = player
+        taken.legal = legal
         return True
 
     # --- the game ------------------------------------------------------------------------
@@ -434,6 +444,16 @@ class RoomCore:
             self.last_activity = now
             return []
         return self._advance(events, now)
+
+    def owed(self, seat: int, window: int | None) -> Owed:
+        """An `act`'s answer (commands.Owed): with the kinds still owed, the seat's legal
+        actions when its holder asked for them with each window (`legal_in_window`)."""
+        kinds = self.owes(seat, window)
+        legal = None
+        if kinds and self.seats[seat].legal:
+            assert self.state is not None  # (owes something: the game runs)
+            legal = self.state.legal_actions(seat)
+        return window, kinds, legal
 
     def owes(self, seat: int, window: int | None) -> list[str]:
         """The kinds of action `seat` may still take in `window` after acting in it: its
@@ -570,7 +590,14 @@ class RoomCore:
             deadline=int(self.deadline * 1000),
             actors=_actors(state),
         )
-        return self._keep(Outgoing(window))
+        # (each actor whose holder asked gets its legal actions in its own copy: one more
+        # encode per such seat, and one `legal` request and reply less)
+        legal: dict[int, RoomMessage] = {
+            seat: msgspec.structs.replace(window, legal=state.legal_actions(seat))
+            for seat in state.actors()
+            if self.seats[seat].legal
+        }
+        return self._keep(Outgoing(window, legal))
 
     def _close_window(self) -> list[Outgoing]:
         if self.window_id is None:

@@ -25,11 +25,21 @@ class Seat:
     """The player id it is played as (the `identity` feature; `house:<kind>` for a house
     bot); None for an open seat and for a connection without an identity. What a
     finished game is recorded under."""
+    legal: bool = False
+    """Its holder asked for its legal actions with each window (the `legal_in_window`
+    feature): set by each holder that takes the seat, so a snapshot keeps it."""
 
     def copy(self) -> Seat:
         """A seat of its own with the same fields: a saved room must not change with the
         live one, nor two rooms restored from one snapshot share their seats. (Spelled out:
         `dataclasses.replace` costs several times as much, once per seat per snapshot.)"""
         return Seat(
-            self.kind, self.name, self.nonce, self.bot, self.connected, self.left, self.player
+            self.kind,
+            self.name,
+            self.nonce,
+            self.bot,
+            self.connected,
+            self.left,
+            self.player,
+            self.legal,
         )

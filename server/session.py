@@ -21,7 +21,14 @@ import msgspec
 from prometheus_client import Counter
 
 from protocol import errors
-from protocol.features import IDENTITY, LEGAL_WITHOUT_VIEW, PROGRESS, TIMESTAMPS, accept
+from protocol.features import (
+    IDENTITY,
+    LEGAL_IN_WINDOW,
+    LEGAL_WITHOUT_VIEW,
+    PROGRESS,
+    TIMESTAMPS,
+    accept,
+)
 from protocol.messages import client as requests
 from protocol.messages import results
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -122,6 +129,9 @@ class Session:
         """The `legal_without_view` feature is on: `legal` may say `view: false`."""
         self.progress = False
         """The `progress` feature is on: who has answered a shared window, as they do."""
+        self.legal_in_window = False
+        """The `legal_in_window` feature is on: the seats it takes get their legal actions
+        with each window (the room keeps that per seat: `Seat.legal`)."""
 
     # --- the hub's side ------------------------------------------------------------------
 
@@ -179,8 +189,8 @@ class Session:
             case requests.Act():
                 seat = self._seat(req.room)
                 act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
-                window, owes = await self.services.backend.call(req.room, act)
-                return results.ActResult(window=window, owes=owes), None
+                window, owes, legal = await self.services.backend.call(req.room, act)
+                return results.ActResult(window=window, owes=owes, legal=legal), None
             case requests.Legal():
                 if not req.view and not self.legal_without_view:
                     raise errors.InvalidMessageError(
@@ -253,7 +263,12 @@ class Session:
                 try:
                     ok = await self.services.backend.call(
                         claim.room,
-                        TokenCmd(seat=claim.seat, nonce=claim.nonce, player=self.player),
+                        TokenCmd(
+                            seat=claim.seat,
+                            nonce=claim.nonce,
+                            player=self.player,
+                            legal=LEGAL_IN_WINDOW in features,
+                        ),
                     )
                 except errors.ProtocolError:
                     ok = False
@@ -271,6 +286,7 @@ class Session:
         self.timestamps = TIMESTAMPS in features
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
         self.progress = PROGRESS in features
+        self.legal_in_window = LEGAL_IN_WINDOW in features
         result = results.HelloResult(
             name=self.name, seats=held, rejected=rejected, features=features
         )
@@ -343,6 +359,7 @@ class Session:
                     nonce=nonce,
                     host_key=self.hosting.get(room),
                     player=self.player,
+                    legal=self.legal_in_window,
                 ),
             )
         except BaseException:

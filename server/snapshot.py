@@ -12,6 +12,7 @@ round. Fields a format added have defaults, and a field at its default is not wr
 previous version reads each of those with a default too). A seat's `player` (the
 `identity` feature) came within format 5: a seat is written with all its keys, the
 previous version passes over one it does not know, and a seat without it reads as None.
+A seat's `legal` (the `legal_in_window` feature) came the same way: without it, False.
 """
 
 from __future__ import annotations

@@ -488,6 +488,7 @@ export interface Window {
    * Absolute time: unix milliseconds.
    */
   deadline: number;
+  legal?: {}[] | null;
   /**
    * Room id chosen by the server.
    */
@@ -651,8 +652,11 @@ export interface Results {
  * seat may still take in that same window, because its part is not done yet (a Yamb
  * turn is several actions: roll, roll again, call, write); empty once it is done, and
  * then any next window that names the seat is announced by a `window` message.
+ * `legal`: with the `legal_in_window` feature and `owes` not empty, the seat's legal
+ * actions now (as a `legal` reply lists them).
  */
 export interface ActResult {
+  legal?: {}[] | null;
   owes: string[];
   window: number | null;
 }

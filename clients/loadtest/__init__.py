@@ -9,8 +9,11 @@ Shape of a run:
    the cost of an idle connection.
 2. On `play`, every table's host creates a private room with `autostart`, every seat
    joins, and the bots answer each turn window after a think time drawn uniformly from
-   [0, --think] seconds (policy `legal`: ask `legal` for the actions alone, with the
-   `legal_without_view` feature when the server offers it, and pick one at random; policy
+   [0, --think] seconds (policy `window`, the default: pick at random among the legal
+   actions the window brings, with the `legal_in_window` feature, and those an `act`
+   reply brings while the seat owes more; without the feature, as `legal`; policy
+   `legal`: ask `legal` for the actions alone, with the `legal_without_view` feature when
+   the server offers it, and pick one at random; policy
    `legal-view`: the same with the seat's view in every reply, as a bot that reads it
    asks; policy `pass`: answer `pass` without asking when the window allows it). When a
    game ends, the seats leave and the next seat of the table hosts a new room: the tables

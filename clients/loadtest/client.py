@@ -91,6 +91,8 @@ class Incoming(msgspec.Struct):
     code: int | None = None
     features: list[str] | None = None
     server: str | None = None
+    legal: list[msgspec.Raw] | None = None
+    """A `window`'s legal actions for this seat (the feature `legal_in_window`)."""
 
 
 class RoomRef(msgspec.Struct):
@@ -110,6 +112,12 @@ class JoinResult(msgspec.Struct):
 class LegalResult(msgspec.Struct):
     window: int | None = None
     actions: list[msgspec.Raw] = []
+
+
+class ActResult(msgspec.Struct):
+    owes: list[str] = []
+    legal: list[msgspec.Raw] | None = None
+    """The next legal actions when `owes` is not empty (the feature `legal_in_window`)."""
 
 
 class HelloResult(msgspec.Struct):

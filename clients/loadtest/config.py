@@ -23,7 +23,8 @@ class LoadConfig:
     procs: int = 1
     think: float = 0.75
     """Each answer is sent a uniform [0, think] seconds after its window opened."""
-    policy: str = "legal"
+    policy: str = "window"
+    """One of POLICIES (the package's docstring says what each does)."""
     encoding: str = "msgpack"
     warmup: float = 3.0
     interval: float = 1.0
@@ -35,6 +36,9 @@ class LoadConfig:
     follow: bool = True
     """Seats move to the process that runs their room (docs/protocol.md, "Following a room
     to its server") before they join it; False keeps each on its URL (forwarding)."""
+
+
+POLICIES = ("window", "legal", "legal-view", "pass")
 
 
 class LoadTestError(Exception):

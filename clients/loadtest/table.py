@@ -3,8 +3,8 @@
 A `Table` is one room's M seats, all in one worker process so that it can time a whole
 turn window (opened, last answer, closed). Its host creates a private room with
 `autostart`, every seat joins, and each `Seat` answers the turn windows it is named in
-after a think time, by the policy of the run (`legal`, `legal-view` or `pass`: see the
-package's docstring). When a game ends, the next seat hosts a new room. A seat is also
+after a think time, by the policy of the run (`window`, `legal`, `legal-view` or `pass`:
+see the package's docstring). When a game ends, the next seat hosts a new room. A seat is also
 its socket's sink (`on_message`, `on_closed`): it decodes each frame once and counts
 what it saw into its worker's current `Interval`.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .client import ActorHead, CreateResult, Incoming, LegalResult, WsClient
+from .client import ActorHead, ActResult, CreateResult, Incoming, LegalResult, WsClient
 from .config import LoadTestError
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class Seat:
         """The room's last seq seen (from the join's snapshot on): a jump is an error."""
         self.lean = False
         """`legal_without_view` is on: `legal` is asked without the view."""
+        self.given = False
+        """`legal_in_window` is on: windows and `act` replies bring the legal actions."""
         self.moving = False
         """Its socket is being replaced by one to the room's process: not a disconnect."""
         self.moves = 0
@@ -69,7 +71,7 @@ class Seat:
             if msg.room == self.room:
                 self.last_seq = msg.seq
                 if msg.turn is not None:  # a window opened before the seat sat down
-                    self.table.on_turn(self, msg.turn.window, msg.turn.actors, now_us)
+                    self.table.on_turn(self, msg.turn.window, msg.turn.actors, now_us, None)
         elif msg.seq is not None:
             stats.deliveries += 1
             stats.bytes += len(data)
@@ -151,13 +153,20 @@ class Seat:
 
     # --- playing -----------------------------------------------------------------------
 
-    def answer(self, window: int, kinds: list[str], opened_us: int) -> None:
+    def answer(
+        self, window: int, kinds: list[str], opened_us: int, legal: list[msgspec.Raw] | None
+    ) -> None:
+        """Answer `window` after a think time: from the `legal` actions it brought, else
+        from a `legal` request's (policy `pass`: `pass` without asking, when allowed)."""
         worker = self.worker
         due_us = opened_us + int(worker.rng.uniform(0.0, worker.cfg.think) * 1e6)
         if worker.cfg.policy == "pass" and "pass" in kinds:
             self._act_at(due_us, window, {"type": "pass"})
-            return
-        self._ask(window, due_us)
+        elif legal is not None:
+            if legal:
+                self._act_at(due_us, window, worker.rng.choice(legal))
+        else:
+            self._ask(window, due_us)
 
     def _ask(self, window: int, due_us: int) -> None:
         room = self.room
@@ -191,8 +200,15 @@ class Seat:
         self.table.acted(window, time.time_ns() // 1000)
 
         def done(reply: Incoming) -> None:
-            if reply.ok and self.worker.multi_step and self.playing and self.room == room:
-                self._ask(window, time.time_ns() // 1000)
+            if not (reply.ok and self.worker.multi_step and self.playing and self.room == room):
+                return
+            if not self.given:
+                self._ask(window, time.time_ns() // 1000)  # (`legal` tells what is left)
+                return
+            acted = self.codec.result(reply.result, ActResult)
+            assert isinstance(acted, ActResult)
+            if acted.legal:  # (owes more: the next actions came with the reply)
+                self._act(window, self.worker.rng.choice(acted.legal))
 
         self.request("act", {"room": room, "window": window, "action": action}, done)
 
@@ -261,12 +277,19 @@ class Table:
             return
         if seat.index == 0:
             self._opened[msg.window] = now_us
-        self.on_turn(seat, msg.window, msg.actors or [], now_us)
+        self.on_turn(seat, msg.window, msg.actors or [], now_us, msg.legal)
 
-    def on_turn(self, seat: Seat, window: int, actors: list[ActorHead], now_us: int) -> None:
+    def on_turn(
+        self,
+        seat: Seat,
+        window: int,
+        actors: list[ActorHead],
+        now_us: int,
+        legal: list[msgspec.Raw] | None,
+    ) -> None:
         for actor in actors:
             if actor.seat == seat.index:
-                seat.answer(window, actor.kinds, now_us)
+                seat.answer(window, actor.kinds, now_us, legal)
 
     def on_window_closed(self, seat: Seat, msg: Incoming, now_us: int) -> None:
         if seat.index != 0 or msg.window is None:

@@ -29,6 +29,8 @@ PROGRAM = "dicehall-loadtest/0.1"
 
 LEAN_LEGAL = "legal_without_view"
 """The feature that lets a bot that needs no view ask `legal` for the actions alone."""
+GIVEN_LEGAL = "legal_in_window"
+"""The feature that brings a seat its legal actions with each window and `act` reply."""
 
 ONE_ANSWER_GAMES = frozenset({"qwixx", "qwinto", "qwirkle"})
 """Games where a seat answers a turn window once; in the others (Yamb) a seat keeps asking
@@ -172,8 +174,10 @@ class Worker:
             if "timestamps" not in (welcome.features or []):
                 self.current.errors["no-timestamps-feature"] += 1
             features = ["timestamps"]
-            if self.cfg.policy == "legal":
+            if self.cfg.policy in ("window", "legal"):
                 features.append(LEAN_LEGAL)
+            if self.cfg.policy == "window":
+                features.append(GIVEN_LEGAL)
             reply = await seat.call(
                 "hello",
                 {
@@ -187,6 +191,7 @@ class Worker:
             hello = self.codec.result(reply.result, HelloResult)
             assert isinstance(hello, HelloResult)
             seat.lean = LEAN_LEGAL in hello.features
+            seat.given = GIVEN_LEGAL in hello.features
 
     async def _measure_offset(self, seat: Seat) -> None:
         """Server clock minus ours, from the fastest of a few pings; 0 when within error."""

@@ -102,14 +102,17 @@ class Empty(Result):
     """Nothing to say: the effect shows up as room messages."""
 
 
-class ActResult(Result):
+class ActResult(Result, omit_defaults=True):
     """`window`: the turn window the action was taken in. `owes`: the kinds of action the
     seat may still take in that same window, because its part is not done yet (a Yamb
     turn is several actions: roll, roll again, call, write); empty once it is done, and
-    then any next window that names the seat is announced by a `window` message."""
+    then any next window that names the seat is announced by a `window` message.
+    `legal`: with the `legal_in_window` feature and `owes` not empty, the seat's legal
+    actions now (as a `legal` reply lists them)."""
 
     window: WindowId | None
     owes: list[Word]
+    legal: list[JsonMap] | None = None
 
 
 class StartResult(Result):

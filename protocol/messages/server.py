@@ -118,6 +118,9 @@ class Window(RoomMessage, tag="window", omit_defaults=True):
     actors: list[Actor]
     sent_us: UnixMicros | None = None
     """With the `timestamps` feature: when the server fanned this message out."""
+    legal: list[JsonMap] | None = None
+    """With the `legal_in_window` feature, in the copy for a seat among `actors`: that
+    seat's legal actions (as a `legal` reply lists them)."""
 
 
 class WindowClosed(RoomMessage, tag="window_closed", omit_defaults=True):

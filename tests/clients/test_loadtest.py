@@ -70,10 +70,13 @@ def test_a_short_run_plays_real_games_and_reports_every_figure(
         report["window_ms"],
         report["resolve_ms"],
         report["requests_ms"]["act"],
-        report["requests_ms"]["legal"],
         report["requests_ms"]["setup"],
     ):
         check_summary(summary)
+    assert report["config"]["policy"] == "window"
+    # (asked only for a window already open in the join's snapshot: the last seat to join
+    # starts the game; at most once per game)
+    assert report["requests_ms"]["legal"]["count"] <= 3 + report["games_finished"]
     assert report["fanout_ms"]["count"] == report["deliveries"], "every room message stamped"
     assert report["windows"] > 0 and report["windows_expired"] == 0
     assert report["rolls_per_room_s"] > 0
@@ -107,6 +110,27 @@ def test_several_processes_and_the_pass_policy_over_json(
     assert report["requests_ms"]["act"]["count"] > 0
     assert report["requests_ms"]["legal"]["count"] == 0, "pass needs no legal in Qwixx"
     assert not (tmp_path / "report.png").exists()
+
+
+@pytest.mark.parametrize("policy", ["window", "legal"])
+def test_a_yamb_turn_of_several_actions_by_either_policy(
+    dicehall: ServerProcess, tmp_path: Path, policy: str
+) -> None:
+    """Yamb: a seat acts several times in one window. Policy `window` takes each next
+    list from the `act` reply (feature `legal_in_window`), `legal` asks after each act."""
+    report, _, _ = loadtest(
+        tmp_path,
+        "--url", dicehall.ws, "--game", "yamb", "--rooms", "2", "--seats", "2",
+        "--duration", "3", "--warmup", "1", "--think", "0.4", "--policy", policy, "--no-plot",
+    )  # fmt: skip
+    assert report["error_count"] == 0 and report["disconnects"] == {}
+    assert report["windows"] > 0 and report["windows_expired"] == 0
+    acts, asked = report["requests_ms"]["act"]["count"], report["requests_ms"]["legal"]["count"]
+    assert acts > report["windows"], "several actions per turn"
+    if policy == "window":
+        assert asked == 0
+    else:
+        assert asked >= acts
 
 
 def test_the_baseline_server_is_driven_by_the_same_load_test(tmp_path: Path) -> None:
@@ -152,7 +176,7 @@ async def test_timestamps_are_offered_and_only_turned_on_when_asked(
 ) -> None:
     asked = await RawClient.open(dicehall.ws, hello={"features": ["timestamps", "telepathy"]})
     plain = await RawClient.open(dicehall.ws, MSGPACK)
-    offered = ["timestamps", "legal_without_view", "progress", "identity"]
+    offered = ["timestamps", "legal_without_view", "progress", "identity", "legal_in_window"]
     assert asked.welcome["features"] == offered == plain.welcome["features"]
     assert asked.hello["features"] == ["timestamps"], "unknown features are left off"
     assert plain.hello["features"] == []

@@ -100,8 +100,9 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
 
 def test_reads_are_not_kept() -> None:
     assert not journal.kept(LegalCmd(seat=0))
-    assert not journal.kept(TokenCmd(seat=0, nonce="x"))
-    assert journal.kept(TokenCmd(seat=0, nonce="x", player="p"))  # the seat takes the player
+    # a token that holds gives the seat its new holder's player and `legal_in_window` wish
+    assert journal.kept(TokenCmd(seat=0, nonce="x"))
+    assert journal.kept(TokenCmd(seat=0, nonce="x", player="p", legal=True))
     assert not journal.kept(SyncCmd(seat=0))
     assert journal.kept(SyncCmd(seat=None, watch=1))  # a spectator counted in
     assert journal.kept(ExpireCmd())

@@ -26,6 +26,7 @@ from protocol.messages.server import (
     Progress,
     RoomUpdate,
     ServerMessage,
+    Window,
     WindowClosed,
 )
 from server import snapshot
@@ -312,6 +313,32 @@ async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.
         bare = await bo.ask(requests.Legal, room=room, view=False)
         full = await bo.ask(requests.Legal, room=room)
         assert bare.view is None and full.view["you"] == 1 and bare.actions == full.actions
+
+
+async def test_a_window_brings_the_legal_actions_to_a_seat_on_another_process(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """`legal_in_window` over Redis: the owner builds the seat's copy of the `window` and
+    publishes it with the others; the process that holds the seat delivers it."""
+    url, _ = db
+    async with processes(url) as (a, b):
+        ada, bo = await hello(a, "Ada"), Seated(b)
+        await bo.ask(
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
+        )
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(requests.Join, room=room)
+        await bo.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
+
+        def windows(member: Member) -> list[Window]:
+            return [m for m in member.stream(room) if isinstance(m, Window)]
+
+        await eventually(lambda: windows(bo) and windows(ada), "the first window")
+        mine, plain = windows(bo)[0], windows(ada)[0]
+        asked = await bo.ask(requests.Legal, room=room)
+        assert mine.seq == plain.seq and plain.legal is None
+        assert mine.legal == asked.actions and mine.legal
 
 
 async def test_seat_tokens_and_resume_work_on_every_process(db: tuple[str, redis.Redis]) -> None:

@@ -29,6 +29,7 @@ from protocol.messages.server import (
     RoomUpdate,
     ServerMessage,
     Snapshot,
+    Window,
 )
 from server.outgoing import Outgoing
 from server.process import Server
@@ -117,6 +118,9 @@ async def create(host: Member, game: str, seats: int, **fields: Any) -> str:
     result = await host.ask(requests.Create, game=game, seats=seats, public=False, **fields)
     room: str = result.room.room
     return room
+
+
+PASS = {"type": "pass"}
 
 
 def act(action: dict[str, Any]) -> Action:
@@ -496,6 +500,107 @@ async def test_legal_leaves_the_view_out_only_with_the_feature() -> None:
         assert bare.view is None and isinstance(full.view, dict) and full.view["you"] == 1
         assert (bare.window, bare.actions) == (full.window, full.actions) and bare.actions
         assert ada.stream(room)[-1].seq == seq, "asking changes nothing"
+
+
+async def test_windows_bring_the_legal_actions_only_to_the_seat_whose_holder_asked() -> None:
+    """`legal_in_window`: the copy of each `window` for a seat whose holder asked carries
+    its legal actions; the other seats and spectators get the plain one, same seq."""
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        given, watcher = Member(server), Member(server)
+        result = await given.ask(
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
+        )
+        assert result.features == ["legal_in_window"]
+        await watcher.ask(
+            requests.Hello, client="t", name="W", tokens=[], features=["legal_in_window"]
+        )
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(requests.Join, room=room)
+        await given.ask(requests.Join, room=room)
+        await watcher.ask(requests.Spectate, room=room)
+        await ada.ask(requests.Start, room=room)
+
+        [mine] = [m for m in given.stream(room) if isinstance(m, Window)]
+        [plain] = [m for m in ada.stream(room) if isinstance(m, Window)]
+        [watched] = [m for m in watcher.stream(room) if isinstance(m, Window)]
+        assert mine.seq == plain.seq == watched.seq
+        assert plain.legal is None and watched.legal is None
+        asked = await given.ask(requests.Legal, room=room)
+        assert mine.legal == asked.actions and mine.legal, "the list a `legal` gives"
+        assert (await ada.ask(requests.Legal, room=room)).actions != [], "ada may act too"
+
+
+async def test_an_act_reply_that_owes_more_brings_the_next_legal_actions() -> None:
+    """A Yamb turn: each `act` reply that still owes something lists what comes next;
+    without the feature it lists nothing (a `legal` request tells)."""
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        given = Member(server)
+        await given.ask(
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
+        )
+        room = await create(ada, "yamb", 2, turn_window=600)
+        await given.ask(requests.Join, room=room)
+        await ada.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
+        [window] = [m for m in given.stream(room) if isinstance(m, Window)]
+        assert [a.seat for a in window.actors] == [0] and window.legal
+        acted = await given.ask(
+            requests.Act, room=room, window=window.window, action=act({"type": "roll", "hold": []})
+        )
+        assert acted.owes and acted.legal == (await given.ask(requests.Legal, room=room)).actions
+        write = next(a for a in acted.legal if a["type"] == "write")
+        done = await given.ask(requests.Act, room=room, window=window.window, action=act(write))
+        assert done.owes == [] and done.legal is None, "its part is done: nothing to list"
+        [turn] = [m for m in ada.stream(room) if isinstance(m, Window)][-1:]
+        assert [a.seat for a in turn.actors] == [1] and turn.legal is None
+        rolled = await ada.ask(
+            requests.Act, room=room, window=turn.window, action=act({"type": "roll", "hold": []})
+        )
+        assert rolled.owes and rolled.legal is None, "ada did not ask for the feature"
+
+
+async def test_the_wish_goes_with_the_seat_to_whoever_takes_it_back() -> None:
+    """A seat token taken back by a connection without the feature: its windows come
+    plain; taken back again with it, they carry the actions again."""
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        first = Member(server)
+        await first.ask(
+            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
+        )
+        room = await create(ada, "qwinto", 2, turn_window=600)
+        token = (await first.ask(requests.Join, room=room)).token
+        await ada.ask(requests.Join, room=room)
+        await ada.ask(requests.Start, room=room)
+        [window] = [m for m in first.stream(room) if isinstance(m, Window)]
+        assert window.legal, "seat 0 chooses its dice"
+        plain = await hello(server, "Bo", [token])
+        await plain.ask(requests.Resume, room=room, last_seq=0)
+        given = Member(server)
+        await given.ask(
+            requests.Hello,
+            client="bot",
+            name="Bo",
+            tokens=[token],
+            features=["legal_in_window"],
+        )
+        await given.ask(requests.Resume, room=room, last_seq=window.seq)
+        choice = next(a for a in window.legal if a["type"] == "roll")
+        await given.ask(requests.Act, room=room, window=window.window, action=act(choice))
+        [answer] = [m for m in given.stream(room) if isinstance(m, Window)]
+        assert answer.legal is not None and {"type": "pass"} in answer.legal
+        plain = await hello(server, "Bo", [token])
+        await plain.ask(requests.Resume, room=room, last_seq=answer.seq)
+        for member in (plain, ada):  # both pass the answer window; seat 1 rolls next
+            await member.ask(requests.Act, room=room, window=answer.window, action=act(PASS))
+        [turn] = [m for m in ada.stream(room) if isinstance(m, Window)][-1:]
+        assert [a.seat for a in turn.actors] == [1]
+        roll = next(a for a in (await ada.ask(requests.Legal, room=room)).actions)
+        await ada.ask(requests.Act, room=room, window=turn.window, action=act(roll))
+        [again] = [m for m in plain.stream(room) if isinstance(m, Window)][-1:]
+        assert 0 in [a.seat for a in again.actors] and again.legal is None, "plain again"
 
 
 # --- answers kept back, and the `progress` feature -------------------------------------------

@@ -9,10 +9,12 @@ while games are added), a leaderboard by `offset`.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -34,6 +36,48 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+T = TypeVar("T")
+
+_letting_go: set[asyncio.Future[Any]] = set()
+"""Reads given up at their deadline, still letting go of their connection (SQLAlchemy
+closes a connection it drops politely, for up to 2 s more): held here until they end."""
+
+
+def _let_go(read: asyncio.Future[Any]) -> None:
+    _letting_go.discard(read)
+    if not read.cancelled():
+        read.exception()  # (retrieved: how a read given up on ended is no news)
+
+
+def bounded(
+    answer: Callable[[HistoryStore, Params], Awaitable[T]],
+) -> Callable[[HistoryStore, Params], Awaitable[T]]:
+    """An endpoint that answers 503 once the store's read deadline has passed (PostgreSQL:
+    store.READ_SECONDS): a database out of reach (a black-holed path answers nothing, ever)
+    costs a request that long, not the 30 s of a statement's deadline and more. The read
+    is cancelled then and finishes on its own (`_letting_go`): the answer does not wait."""
+
+    @functools.wraps(answer)
+    async def endpoint(store: HistoryStore, params: Params) -> T:
+        read = asyncio.ensure_future(answer(store, params))
+        try:
+            await asyncio.wait([read], timeout=store.read_seconds)
+        finally:
+            if not read.done():  # (past the deadline, or the request went away)
+                read.cancel()
+                _letting_go.add(read)
+                read.add_done_callback(_let_go)
+        if read.done():
+            try:
+                return read.result()
+            except TimeoutError:  # (a statement's own deadline: asyncpg's)
+                pass
+        within = f" within {store.read_seconds:g} s" if store.read_seconds else ""
+        raise ApiError(503, f"the history database did not answer{within}; try again soon")
+
+    return endpoint
 
 
 class Ladder(msgspec.Struct, frozen=True):
@@ -121,6 +165,7 @@ def _cursor(text: str | None) -> tuple[int, str] | None:
     return int(at), game_id
 
 
+@bounded
 async def player_games(store: HistoryStore, params: Params) -> PlayerGames:
     player = params["player"]
     size = _limit(params.get("limit"), 20)
@@ -132,6 +177,7 @@ async def player_games(store: HistoryStore, params: Params) -> PlayerGames:
     return PlayerGames(player, games, cursor)
 
 
+@bounded
 async def player(store: HistoryStore, params: Params) -> PlayerInfo:
     player_id = params["player"]
     name = await store.player_name(player_id)
@@ -141,6 +187,7 @@ async def player(store: HistoryStore, params: Params) -> PlayerInfo:
     return PlayerInfo(player_id, name, ratings)
 
 
+@bounded
 async def leaderboard(store: HistoryStore, params: Params) -> Leaderboard:
     ladder, offset, limit = params["ladder"], params.get("offset"), params.get("limit")
     if ladder not in {entry.ladder for entry in ladders().ladders}:
@@ -153,6 +200,7 @@ async def leaderboard(store: HistoryStore, params: Params) -> Leaderboard:
     return Leaderboard(ladder, start, standings[:size], start + size if more else None)
 
 
+@bounded
 async def game(store: HistoryStore, params: Params) -> StoredGame:
     stored = await store.game(params["game"])
     if stored is None:
@@ -161,7 +209,7 @@ async def game(store: HistoryStore, params: Params) -> StoredGame:
 
 
 async def replay_step(store: HistoryStore, params: Params) -> ReplayStep:
-    stored = await game(store, params)
+    stored = await game(store, params)  # (the read is bounded; the replay is CPU only)
     game_id, step = stored.id, params.get("step")
     log: list[Any] = stored.record.get("log", [])
     if step is not None and not step.isdigit():

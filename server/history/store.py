@@ -9,6 +9,7 @@ SQL is built from input: every statement is SQLAlchemy's, every value a bound pa
 
 from __future__ import annotations
 
+import math
 import secrets as random
 import zlib
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import msgspec
 from sqlalchemy import Row, and_, bindparam, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import migrate
@@ -25,9 +26,18 @@ from .ratings import NEW, Rating, places, rate
 from .schema import game_seats, games, players, ratings, secrets
 
 CONNECT_SECONDS = 10.0
-"""PostgreSQL: how long opening a connection may take before it fails."""
+"""PostgreSQL: how long opening a connection may take before it fails (the URL's `timeout`
+sets another: `postgresql://host/name?timeout=5`)."""
 COMMAND_SECONDS = 30.0
-"""PostgreSQL: how long one statement may wait for its answer before it fails."""
+"""PostgreSQL: how long one statement may wait for its answer before it fails (the URL's
+`command_timeout` sets another)."""
+READ_SECONDS = 5.0
+"""PostgreSQL: how long a read for the HTTP API (a pooled connection's check, a new
+connection if needed, its statements) may take before the request gets a 503; at most the
+command deadline. A page takes about 10 ms: a read this slow finds a database out of reach,
+and a player's browser should not wait 30 s to learn it."""
+DEADLINES = {"timeout": CONNECT_SECONDS, "command_timeout": COMMAND_SECONDS}
+"""The PostgreSQL URL's deadline parameters (asyncpg's names for them) and their defaults."""
 RECORD_LEVEL = 6
 """zlib level of a stored record (a 4-seat Qwixx record: ~7.2 KB of JSON, ~0.9 KB kept)."""
 
@@ -112,6 +122,28 @@ def engine_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def _deadlines(parsed: URL) -> tuple[URL, dict[str, float]]:
+    """A PostgreSQL URL's deadlines (`DEADLINES`: its `timeout` and `command_timeout`, in
+    seconds, or the defaults) and the URL without them.
+
+    (SQLAlchemy hands a URL's query to `asyncpg.connect` as strings, and `connect_args`
+    override them: the store reads them itself and passes numbers.)"""
+    found = dict(DEADLINES)
+    for name in DEADLINES:
+        value = parsed.query.get(name)
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else value[-1]
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise HistoryError(f"--db: {name}={text!r}: a number of seconds above 0, please")
+        found[name] = seconds
+    return parsed.difference_update_query(list(DEADLINES)), found
+
+
 def _sqlite_settings(engine: AsyncEngine) -> None:
     """WAL (readers never wait for the writer), a wait instead of an error when another
     process holds the write lock, foreign keys on, and BEGIN IMMEDIATE: a transaction that
@@ -184,6 +216,10 @@ class HistoryStore:
     def __init__(self, url: str, pool_size: int = 5) -> None:
         self.url = engine_url(url)
         parsed = make_url(self.url)
+        self.command_seconds: float | None = None
+        """PostgreSQL: one statement's deadline (None: SQLite, a file on this machine)."""
+        self.read_seconds: float | None = None
+        """PostgreSQL: an HTTP API read's deadline (`READ_SECONDS`, at most the command's)."""
         if parsed.get_backend_name() == "sqlite":
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -191,12 +227,15 @@ class HistoryStore:
             _sqlite_settings(self.engine)
             self._insert: Any = sqlite.insert
         else:
+            parsed, deadlines = _deadlines(parsed)
+            self.command_seconds = deadlines["command_timeout"]
+            self.read_seconds = min(READ_SECONDS, self.command_seconds)
             self.engine = create_async_engine(
-                self.url,
+                parsed,
                 pool_size=pool_size,
                 pool_pre_ping=True,
                 # Deadlines: a black-holed database fails a call, it never hangs one.
-                connect_args={"timeout": CONNECT_SECONDS, "command_timeout": COMMAND_SECONDS},
+                connect_args=deadlines,
             )
             self._insert = postgresql.insert
         self._writes = _Writes(self._insert)

@@ -35,7 +35,12 @@ from .outbox import SpoolOutbox
 from .store import HistoryStore
 
 SAVE_SECONDS = 60.0
-"""A save that has not finished by then failed (a black-holed database): tried again later."""
+"""A save that has not finished by then failed (a black-holed database): tried again later.
+SQLite's; with PostgreSQL, `SAVE_COMMANDS` times the URL's command deadline (60 s unset)."""
+SAVE_COMMANDS = 2.0
+"""A PostgreSQL save's deadline in command deadlines (store.COMMAND_SECONDS, or the URL's
+`command_timeout`): room for a pooled connection's check and a reconnection before its few
+statements, each under its own deadline; an operator who shortens one shortens both."""
 NICENESS = 10
 """Added to the writer's nice value: when the machine's cores are all busy, the rooms'
 process (play) goes first and history waits; idle cores still save at once."""
@@ -46,6 +51,12 @@ BACKOFF = (0.2, 10.0)
 def report(**fields: Any) -> None:
     sys.stdout.write(msgspec.json.encode(fields).decode() + "\n")
     sys.stdout.flush()
+
+
+def save_deadline(store: HistoryStore) -> float:
+    """How long one save may take before it counts as failed (and is tried again later)."""
+    command = store.command_seconds
+    return SAVE_SECONDS if command is None else SAVE_COMMANDS * command
 
 
 def _refused(exc: BaseException) -> bool:
@@ -81,13 +92,18 @@ class Writer:
         if self.store is None and not await self.open():
             return False
         assert self.store is not None
+        deadline = save_deadline(self.store)
         for game_id in self.outbox.pending():
             game = self.outbox.take(game_id)
             if game is None:
                 continue
             started = time.perf_counter()
             try:
-                new = await asyncio.wait_for(self.store.save(game), SAVE_SECONDS)
+                new = await asyncio.wait_for(self.store.save(game), deadline)
+            except TimeoutError:  # (the save's deadline, or one statement's: asyncpg's)
+                waited = time.perf_counter() - started
+                report(failed=f"no answer from the database: gave up after {waited:.1f} s")
+                return False
             except Exception as exc:
                 if not _refused(exc):
                     report(failed=_describe(exc))

@@ -53,7 +53,10 @@ def serve(config: Config) -> int:
     if db != "none":
         try:
             engine_url(db)
-        except (HistoryError, ArgumentError) as exc:
+        except HistoryError as exc:  # (its message names --db)
+            print(f"dicehall serve: {exc}", file=sys.stderr)
+            return 2
+        except ArgumentError as exc:
             print(f"dicehall serve: --db: {exc}", file=sys.stderr)
             return 2
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s")

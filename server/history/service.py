@@ -53,7 +53,9 @@ class HistoryService(Collector):
         self._stopping = False
         self._opened = asyncio.Event()
         self.on_stored: Callable[[str], None] | None = None
-        """Called with a game's id once a writer has stored it (the backend notes it)."""
+        """Called with a game's id once history is done with it (the backend notes it): a
+        writer stored it, or the database refused it for good (set aside, never tried
+        again: handing it over again could not help)."""
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -111,6 +113,10 @@ class HistoryService(Collector):
                 *("--outbox", str(self.outbox.folder), "--sweep", str(self.sweep)),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                # (a session of its own: a Ctrl-C or a signal to the server's process group
+                # must not end the writer before the server has closed its input, which
+                # is how it stops, after one last pass)
+                start_new_session=True,
             )
             await self._read_reports(self._proc)
             code = await self._proc.wait()
@@ -152,6 +158,8 @@ class HistoryService(Collector):
         elif "rejected" in report:
             self.failures += 1
             log.error("history: game %s refused: %s", report["rejected"], report.get("why"))
+            if self.on_stored is not None:
+                self.on_stored(str(report["rejected"]))
 
     # --- on a room's loop ------------------------------------------------------------------
 

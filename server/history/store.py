@@ -119,6 +119,8 @@ def engine_url(url: str) -> str:
         parsed = parsed.set(drivername=driver[backend])
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
         raise HistoryError(f"--db: {parsed.drivername} is not supported (sqlite, postgresql)")
+    if parsed.get_backend_name() == "postgresql":
+        _deadlines(parsed)  # (refused here, at start, rather than by every retry later)
     return parsed.render_as_string(hide_password=False)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +17,7 @@ from server.history.migrate import SchemaTooNew, head
 from server.history.ratings import NEW
 from server.history.schema import metadata
 from server.history.store import FinishedGame, HistoryError, HistoryStore, SeatResult, engine_url
+from tests.support.servers import ROOT
 
 
 @pytest.fixture
@@ -184,3 +187,24 @@ def test_database_urls() -> None:
     assert engine_url("postgresql+asyncpg://h/db") == "postgresql+asyncpg://h/db"
     with pytest.raises(HistoryError, match="mysql"):
         engine_url("mysql://h/db")
+    with pytest.raises(HistoryError, match="command_timeout='soon'"):
+        engine_url("postgresql://h/db?command_timeout=soon")
+
+
+def test_dicehall_serve_refuses_a_bad_database_url_at_start_in_one_line() -> None:
+    for url, says in [
+        ("mysql://h/db", "mysql is not supported"),
+        ("postgresql://h/db?timeout=0", "timeout='0': a number of seconds above 0"),
+        ("::", "Could not parse"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "clients.cli", "serve", "--port", "1", "--db", url],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dicehall serve: --db: "), lines
+        assert says in lines[0] and "--db: --db" not in lines[0]

@@ -1,18 +1,17 @@
 """Finished games reach the history database from a real `dicehall serve`: SQLite and a real
 PostgreSQL, a database that is down when the game ends, and a server killed before the
-database had the game (the next start stores it)."""
+database had the game (the next start stores it). Scale-out (a process taking over a game
+whose owner died first, players shared) runs over every Redis link: test_history_links.py."""
 
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 from server.history.store import HistoryStore
 from tests.e2e.helpers import bot_game, hello_player, metrics, new_room
 from tests.e2e.wire import RawClient, is_over
 from tests.support.postgres import running_postgres
-from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
 
@@ -89,40 +88,6 @@ async def test_the_database_coming_back_late_delays_history_only(tmp_path: Path)
         assert await stored(url, room) is not None
 
 
-async def test_a_game_whose_owner_died_first_is_stored_by_another_process(
-    redis_server: RedisServer, tmp_path: Path
-) -> None:
-    """Scale-out: the game ends on A while PostgreSQL is down; A is killed and its disk is
-    gone with it (its outbox too). B takes the finished room over from Redis and stores
-    the game once PostgreSQL is back."""
-    redis_url = redis_server.url_db(redis_server.fresh_db())
-    with running_postgres() as pg:
-        url = pg.fresh_database()
-        common = ("--redis", redis_url, "--db", url, "--lease-ms", "600")
-        disk_a, disk_b = tmp_path / "a", tmp_path / "b"
-        with (
-            running_server(*common, env={"XDG_DATA_HOME": str(disk_a)}) as a,
-            running_server(*common, env={"XDG_DATA_HOME": str(disk_b)}) as b,
-        ):
-            await eventually(lambda: metrics(a)["dicehall_history_writer_up"] == 1, "A up")
-            pg.stop()
-            room = await bot_game(a)
-            await eventually(lambda: waiting(a) == 1, "the game waits on A")
-            a.proc.kill()
-            a.proc.wait(10)
-            shutil.rmtree(disk_a)
-            await eventually(lambda: waiting(b) == 1, "B took the game over", timeout=30)
-            pg.start()
-            await eventually(lambda: waiting(b) == 0, "B stored it", timeout=60)
-            r = redis_server.client(int(redis_url.rsplit("/", 1)[1]))
-            try:
-                assert r.get(f"dh:{{{room}}}:history") == b"stored"
-                assert r.smembers("dh:history:waiting") == set()
-            finally:
-                r.close()
-        assert await stored(url, room) is not None
-
-
 async def test_keys_survive_a_restart_with_no_secret_set(tmp_path: Path) -> None:
     """The history database keeps the key-signing secret: no DICEHALL_SECRET needed."""
     data = {"XDG_DATA_HOME": str(tmp_path)}
@@ -171,14 +136,3 @@ async def test_a_game_is_stored_under_its_players_and_rates_them(history_url: st
         assert all(s.games == 1 for s in board)
     finally:
         await store.close()
-
-
-async def test_processes_sharing_a_database_share_their_players(
-    redis_server: RedisServer, tmp_path: Path
-) -> None:
-    with running_postgres() as pg:
-        url = pg.fresh_database()
-        common = ("--redis", redis_server.url_db(redis_server.fresh_db()), "--db", url)
-        with running_server(*common) as a, running_server(*common) as b:
-            player = await hello_player(a)
-            assert player is not None and await hello_player(b, player["key"]) == player

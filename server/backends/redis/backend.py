@@ -123,7 +123,7 @@ class RedisBackend(Backend):
             spawn_bot=spawn_bot,
             drop_bots=drop_bots,
             public_url=lambda: self.public_url,
-            game_over=self.game_over,
+            game_over=self._to_history,
             progress=self._progress,
         )
         self._urls: dict[str, str | None] = {}
@@ -219,7 +219,21 @@ class RedisBackend(Backend):
             with contextlib.suppress(RedisError):
                 await self.redis.set(SECRET, self._secret, nx=True)
 
+    def _to_history(self, core: RoomCore) -> bool:
+        """Hand a finished game to history: True if it has it now (and says when it is
+        stored: `history_stored`); False if this process keeps no history, or could not
+        hand it (logged: play goes on without it)."""
+        if self.on_game_over is None:
+            return False
+        try:
+            self.on_game_over(core)
+        except Exception:
+            log.exception("room %s: its finished game could not be handed to history", core.id)
+            return False
+        return True
+
     def history_stored(self, room: str) -> None:
+        self.leases.stored(room)  # (it may close now)
         self._spawn(self._mark_stored(room))
 
     async def _mark_stored(self, room: str) -> None:

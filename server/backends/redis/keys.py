@@ -13,9 +13,10 @@ SECRET = "dh:token-secret"
 """The seat-token signing key every process shares (unless set by the operator)."""
 HISTORY_WAITING = "dh:history:waiting"
 """Set: rooms whose finished game may not be in the history database yet. Added to by the
-owner just before the commit that ends the game (a room's keys may live on another shard
-than this one, so not in that commit), taken off once a writer has stored it. Every
-process sweeps it for rooms whose owner died first (`Leases.sweep_history`)."""
+owner just before the commit that ends the game, taken off once a writer has stored it.
+Every process sweeps it for rooms whose owner died first (`Leases.sweep_history`). In a
+cluster it lives on whichever shard its name hashes to, and a room's keys on theirs: every
+command on it names it alone, never in a script or MULTI with a room's keys (CROSSSLOT)."""
 RECORD_TTL = 7 * 24 * 3600
 """Seconds a finished game's record is kept."""
 
@@ -52,8 +53,9 @@ def record_key(room: str) -> str:
 
 def history_key(room: str) -> str:
     """Whether the finished game reached the history database: `waiting` from the commit
-    that ended it (set once, in that commit's script), `stored` once a writer has it. An
-    owner that takes over a finished room still `waiting` hands it to history again."""
+    that ended it (set once, in that commit's script), `stored` once a writer has it (or
+    the database refused it for good); kept `RECORD_TTL` seconds either way. The owner
+    keeps a room `waiting` open; one that takes it over hands it to history again."""
     return f"dh:{{{room}}}:history"
 
 

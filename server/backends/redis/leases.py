@@ -70,7 +70,7 @@ class Leases:
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
-        game_over: Callable[[RoomCore], None],
+        game_over: Callable[[RoomCore], bool],
         progress: ShowProgress | None = None,
     ) -> None:
         self.proc = proc
@@ -88,8 +88,14 @@ class Leases:
         self._public_url = public_url
         self._progress = progress
         self._game_over = game_over
+        """Hands a finished game to history: True if this process keeps history (and will
+        say when the game is stored: `stored`)."""
         self._ended: set[str] = set()
         """Rooms run here whose finished game was handed to history (once per owner)."""
+        self._unstored: set[str] = set()
+        """Rooms run here whose finished game history has not stored yet: not closed until
+        it has (their snapshot is what another process takes them over from, should this
+        one die first; closing a room deletes it)."""
         self.actors = LocalRooms()
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
@@ -137,6 +143,7 @@ class Leases:
                 await self.store.persist(actor.core, [])
         self.store.forget(room)
         self._ended.discard(room)
+        self._unstored.discard(room)  # (the next owner hands it again if it still waits)
         with contextlib.suppress(RedisError):
             await self._link().unsubscribe(command_channel(room))
             if release_lease:
@@ -165,6 +172,7 @@ class Leases:
         if room not in self.actors:  # (it may be ours again already)
             self.store.forget(room)
             self._ended.discard(room)
+            self._unstored.discard(room)
             with contextlib.suppress(RedisError):
                 await self._link().unsubscribe(command_channel(room))
             with contextlib.suppress(RedisError):
@@ -215,7 +223,7 @@ class Leases:
         if core.status == "over":
             self._ended.add(room)
             if await redis.get(history_key(room)) == b"waiting":  # (its owner died first)
-                self._game_over(core)
+                self._hand_to_history(core)
         self._spawn(self._reopen(room))
         return True
 
@@ -258,8 +266,16 @@ class Leases:
             raise asyncio.CancelledError from None
         if ending:
             self._ended.add(core.id)  # (its end is in Redis now: `history_key` says waiting)
-            self._game_over(core)
+            self._hand_to_history(core)
         self.relay.committed(core.id, out)
+
+    def _hand_to_history(self, core: RoomCore) -> None:
+        if self._game_over(core):
+            self._unstored.add(core.id)
+
+    def stored(self, room: str) -> None:
+        """History is done with `room`'s finished game: the room may close now."""
+        self._unstored.discard(room)
 
     # --- upkeep ------------------------------------------------------------------------
 
@@ -348,10 +364,11 @@ class Leases:
 
     async def _reap_if_idle(self, room: str) -> None:
         """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
-        `over_seconds`, or at the next scan once everyone left it): its lease, logs and
-        snapshot go; a finished game's record stays."""
+        `over_seconds`, or at the next scan once everyone left it), but a finished one
+        only once history has stored its game: its lease, logs and snapshot go; a
+        finished game's record stays."""
         actor = self.actors.get(room)
-        if actor is None or self.relay.interest.get(room, 0) > 0:
+        if actor is None or room in self._unstored or self.relay.interest.get(room, 0) > 0:
             return
         if not actor.core.closable(time.time(), self.idle_seconds, self.over_seconds):
             return

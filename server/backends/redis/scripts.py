@@ -119,7 +119,8 @@ elseif journal ~= '' and fresh then
 end
 if record ~= '' then
   redis.call('set', record_key, record, 'EX', record_ttl)
-  redis.call('set', history_key, 'waiting', 'NX')  -- (the game's end: history must have it)
+  -- the game's end: history must have it (noted as long as the record is kept)
+  redis.call('set', history_key, 'waiting', 'NX', 'EX', record_ttl)
 end
 local heard = false
 if payload ~= '' then heard = redis.call(publish, channel, payload) > 0 end

@@ -105,7 +105,7 @@ def test_what_this_version_writes_has_the_keys_the_previous_one_reads() -> None:
     assert (
         {"kind", "name", "nonce", "bot"}
         <= set(seat)
-        <= {*("kind", "name", "nonce", "bot", "connected", "left", "player")}
+        <= {*("kind", "name", "nonce", "bot", "connected", "left", "player", "legal")}
     )
     # `player` is new within format 5: the previous version's seat passes over it
     assert msgspec.msgpack.decode(msgspec.msgpack.encode(seat), type=PreviousSeat) == (

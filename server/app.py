@@ -17,11 +17,12 @@ import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import DBAPIError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from protocol.close import CloseCode
@@ -163,10 +164,7 @@ async def websocket(ws: WebSocket) -> None:
     try:
         if socket is not None:
             socket.on_shutdown = lambda: server.say_goodbye(peer)
-            # A task of its own, for speed: each frame wakes this shallow coroutine instead
-            # of the dozen frames of Starlette's middleware the endpoint runs under
-            # (docs/benchmarks.md, "A faster machine, and the request path again").
-            await asyncio.get_running_loop().create_task(_read_socket(socket, peer))
+            await _read_socket(socket, peer)
         else:
             while True:
                 message = await ws.receive()
@@ -232,6 +230,28 @@ def _web_client() -> list[BaseRoute]:
     return [Route("/js/dicehall.js", js_client), Mount("/", web, name="web")]
 
 
+WEBSOCKET_PATHS = frozenset({"/ws", "/"})
+"""Where the protocol's WebSocket is served (`/`: a bot given ws://host:port, no path)."""
+
+
+class WebSocketShortcut:
+    """The protocol's WebSockets go to their endpoint from the top of the middleware stack,
+    past the router and the exception middleware (which do nothing for them: the endpoint
+    handles its own errors). Why: an endpoint stays suspended for its connection's
+    lifetime, and under the router it holds their dozen coroutine frames, about 4 KiB per
+    idle connection (docs/benchmarks.md, "Memory per idle connection"), and each frame
+    received would resume them all."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] in WEBSOCKET_PATHS:
+            await websocket(WebSocket(scope, receive, send))
+        else:
+            await self.app(scope, receive, send)
+
+
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:
     server = server or Server(config or Config.load())
 
@@ -254,9 +274,8 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
             Route("/api/rooms/{room}/record", api_record),
             Route("/api/leaderboards", api_ladders),
             *(Route(url, _history_endpoint(answer)) for url, answer in HISTORY.items()),
-            WebSocketRoute("/ws", websocket),
-            WebSocketRoute("/", websocket),  # (a bot given ws://host:port, no path)
             *_web_client(),
         ],
+        middleware=[Middleware(WebSocketShortcut)],
         lifespan=lifespan,
     )

@@ -131,6 +131,7 @@ class AppRunner:
 
     def _answer(self, response: Response) -> None:
         self.answered = True
+        self._response = None  # (sent: not kept for the connection's lifetime)
         self._socket.respond(response)
 
     async def receive(self) -> Message:

@@ -73,8 +73,9 @@ class WebSocketProtocol(asyncio.Protocol):
         self._pending: list[bytes | str] = []
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
-        self._writable = asyncio.Event()
-        self._writable.set()
+        self._writes_resume: asyncio.Future[None] | None = None
+        """While the transport takes no writes: done when it does again. (A future made on
+        pause, not an `asyncio.Event` per connection: its deque is half a KiB.)"""
         self._fragments: list[bytes] = []
         self._fragmented_text = False
         self._close_timer: asyncio.TimerHandle | None = None
@@ -126,14 +127,17 @@ class WebSocketProtocol(asyncio.Protocol):
         self._connections.discard(self)
         if self.close_code is None:
             self.close_code = 1006
-        self._writable.set()  # a paused transport that is lost never resumes
+        self.resume_writing()  # a paused transport that is lost never resumes
         self._wake()
 
     def pause_writing(self) -> None:
-        self._writable.clear()
+        if self._writes_resume is None:
+            self._writes_resume = self._loop.create_future()
 
     def resume_writing(self) -> None:
-        self._writable.set()
+        paused, self._writes_resume = self._writes_resume, None
+        if paused is not None and not paused.done():
+            paused.set_result(None)
 
     def shutdown(self) -> None:
         """uvicorn is shutting down (SIGTERM): the endpoint's goodbye, else 1012."""
@@ -279,14 +283,15 @@ class WebSocketProtocol(asyncio.Protocol):
         self._write_pending()
 
     def ready(self) -> bool:
-        return self._writable.is_set() and not self.gone()
+        return self._writes_resume is None and not self.gone()
 
     def gone(self) -> bool:
         transport = self._transport
         return self.closing or self.lost or transport is None or transport.is_closing()
 
     async def drained(self) -> None:
-        await self._writable.wait()
+        if self._writes_resume is not None:
+            await asyncio.shield(self._writes_resume)  # (one waiter cancelled leaves the others)
 
     def close(self, code: int, reason: str) -> None:
         if self.closing or self.lost:

@@ -62,7 +62,8 @@ def server(kind: str, **options: Any) -> Iterator[str]:
     port = free_port()
     if kind == "dicehall":
         cmd = [sys.executable, "-m", "clients.cli", "serve", "--port", str(port)]
-        cmd += ["--log-level", "warning"]
+        # (the rooms' server alone: what keeping history adds is bench/history_load.py's)
+        cmd += ["--log-level", "warning", "--db", "none"]
     else:
         cmd = [sys.executable, "-m", "bench.broadcast_baseline", "--port", str(port)]
         for key, value in options.items():

@@ -1,7 +1,8 @@
 """One numbered room message as it leaves the room: the public message, the private
-variants (a Qwirkle draw), and its frames, encoded once per encoding and view however many
-members receive it. A message that another process or the room's log encoded comes back
-with its MessagePack frame kept (`from_msgpack`)."""
+variants (a Qwirkle draw), the live-only variants (a seat's legal actions with its window),
+and its frames, encoded once per encoding and view however many members receive it. A
+message that another process or the room's log encoded comes back with its MessagePack
+frame kept (`from_msgpack`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,14 @@ from protocol.subprotocols import Encoding
 
 @dataclass(slots=True)
 class Outgoing:
-    """One numbered room message: `message` for everyone, `private[seat]` for that seat.
+    """One numbered room message: `message` for everyone, `private[seat]` for that seat,
+    and `live[seat]` for that seat's holder as it happens.
+
+    `private` is what the seat may see instead of the public message (hidden information):
+    kept in the room's log and replayed. `live` only adds to what is public (the seat's
+    legal actions: `legal_in_window`) and goes to the live fan-out alone: not logged, so a
+    resume replays the plain message (docs/protocol.md says so), and a room in play does
+    not hold a list of actions per seat and window for its resume log.
 
     Frames are memoised per (variant, encoding, stamped): a message is encoded once per
     encoding and view (and once more with `sent_us` for members with the `timestamps`
@@ -35,6 +43,7 @@ class Outgoing:
 
     message: RoomMessage
     private: dict[int, RoomMessage] = field(default_factory=dict)
+    live: dict[int, RoomMessage] | None = None
     produced: float = field(default_factory=time.monotonic)
     sent_us: int | None = None
     """The `timestamps` feature's stamp: set when the first member that asked is served."""
@@ -47,20 +56,30 @@ class Outgoing:
         return self.message.seq
 
     def for_seat(self, seat: int | None) -> RoomMessage:
-        if seat is not None and seat in self.private:
-            return self.private[seat]
+        if seat is not None:
+            live = self.live
+            if live is not None and seat in live:
+                return live[seat]
+            if seat in self.private:
+                return self.private[seat]
         return self.message
 
     @classmethod
-    def from_msgpack(cls, public: bytes, private: dict[int, bytes] | None = None) -> Outgoing:
+    def from_msgpack(
+        cls,
+        public: bytes,
+        private: dict[int, bytes] | None = None,
+        live: dict[int, bytes] | None = None,
+    ) -> Outgoing:
         """A message as another process or the log encoded it: its MessagePack frame is
         kept for the members who take that encoding, so they get it without an encode."""
         out = cls(
             ROOM_MESSAGE_DECODER.decode(public),
             {s: ROOM_MESSAGE_DECODER.decode(b) for s, b in private.items()} if private else {},
+            {s: ROOM_MESSAGE_DECODER.decode(b) for s, b in live.items()} if live else None,
         )
         out._frames[(None, Encoding.MSGPACK, False)] = public
-        for seat, frame in (private or {}).items():
+        for seat, frame in [*(private or {}).items(), *(live or {}).items()]:
             out._frames[(seat, Encoding.MSGPACK, False)] = frame
         return out
 
@@ -70,7 +89,9 @@ class Outgoing:
         One stamp per message, taken at its fan-out, shared by every member that asked:
         still one encoding per (view, encoding, stamped), whatever the number of members.
         """
-        variant = seat if seat is not None and seat in self.private else None
+        variant = None
+        if seat is not None and (seat in self.private or (self.live and seat in self.live)):
+            variant = seat
         key = (variant, encoding, stamped)
         frame = self._frames.get(key)
         if frame is None:

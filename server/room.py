@@ -597,7 +597,7 @@ class RoomCore:
             for seat in state.actors()
             if self.seats[seat].legal
         }
-        return self._keep(Outgoing(window, legal))
+        return self._keep(Outgoing(window, live=legal or None))
 
     def _close_window(self) -> list[Outgoing]:
         if self.window_id is None:

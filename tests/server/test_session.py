@@ -531,6 +531,26 @@ async def test_windows_bring_the_legal_actions_only_to_the_seat_whose_holder_ask
         assert (await ada.ask(requests.Legal, room=room)).actions != [], "ada may act too"
 
 
+async def test_the_actions_go_live_only_a_resume_replays_the_plain_window() -> None:
+    """The legal actions are not kept in the room's log (docs/protocol.md): a seat taken
+    back and resumed from before the window gets the window without them."""
+    async with running() as server:
+        ada = await hello(server, "Ada")
+        given = Member(server)
+        features = ["legal_in_window"]
+        await given.ask(requests.Hello, client="b", name="Bo", tokens=[], features=features)
+        room = await create(ada, "qwixx", 2, turn_window=600)
+        await ada.ask(requests.Join, room=room)
+        token = (await given.ask(requests.Join, room=room)).token
+        await ada.ask(requests.Start, room=room)
+        [live] = [m for m in given.stream(room) if isinstance(m, Window)]
+        back = Member(server)
+        await back.ask(requests.Hello, client="b", name="Bo", tokens=[token], features=features)
+        await back.ask(requests.Resume, room=room, last_seq=live.seq - 1)
+        [replayed] = [m for m in back.stream(room) if isinstance(m, Window)]
+        assert live.legal and replayed.seq == live.seq and replayed.legal is None
+
+
 async def test_an_act_reply_that_owes_more_brings_the_next_legal_actions() -> None:
     """A Yamb turn: each `act` reply that still owes something lists what comes next;
     without the feature it lists nothing (a `legal` request tells)."""

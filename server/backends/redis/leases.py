@@ -255,7 +255,12 @@ class Leases:
             except RedisError as exc:
                 log.warning("room %s: not listed for history (its outbox has it): %s", core.id, exc)
         entries = [(o.seq, pack_outgoing(o)) for o in out]
-        payload = pack_events(self.proc, [e for _, e in entries])
+        # (the event channel also carries the live-only variants; the stream does not)
+        heard = [
+            pack_outgoing(o, live=True) if o.live else e
+            for o, (_, e) in zip(out, entries, strict=True)
+        ]
+        payload = pack_events(self.proc, heard)
         try:
             reply = rider if isinstance(rider, RidingReply) else None
             await self.store.persist(core, entries, payload, reply, ran)

@@ -18,12 +18,14 @@ ENCODER = msgspec.msgpack.Encoder()
 DECODER = msgspec.msgpack.Decoder()
 
 
-class Packed(msgspec.Struct):
+class Packed(msgspec.Struct, omit_defaults=True):
     """A room message in the stream and on the event channel: its MessagePack frame as the
-    fan-out sends it (`m`), and the private variants by seat (`p`), embedded as they are."""
+    fan-out sends it (`m`), the private variants by seat (`p`), and on the event channel
+    only the live ones (`l`: Outgoing.live), embedded as they are."""
 
     m: msgspec.Raw
     p: dict[str, msgspec.Raw] = {}
+    l: dict[str, msgspec.Raw] = {}  # noqa: E741 (a wire name)
 
 
 class Events(msgspec.Struct):
@@ -64,15 +66,19 @@ def _frame(out: Outgoing, seat: int | None) -> msgspec.Raw:
     return msgspec.Raw(out.frame(seat, Encoding.MSGPACK))
 
 
-def pack_outgoing(out: Outgoing) -> bytes:
-    """The frames the local fan-out encodes anyway, reused: no second encoding."""
-    return ENCODER.encode(Packed(_frame(out, None), {str(s): _frame(out, s) for s in out.private}))
+def pack_outgoing(out: Outgoing, live: bool = False) -> bytes:
+    """The frames the local fan-out encodes anyway, reused: no second encoding. `live`:
+    with the live-only variants (for the event channel, never for the stream)."""
+    private = {str(s): _frame(out, s) for s in out.private}
+    variants = {str(s): _frame(out, s) for s in out.live} if live and out.live else {}
+    return ENCODER.encode(Packed(_frame(out, None), private, variants))
 
 
 def unpack_outgoing(data: bytes | Packed) -> Outgoing:
     packed = PACKED.decode(data) if isinstance(data, bytes) else data
     private = {int(s): bytes(raw) for s, raw in packed.p.items()}
-    return Outgoing.from_msgpack(bytes(packed.m), private)
+    live = {int(s): bytes(raw) for s, raw in packed.l.items()}
+    return Outgoing.from_msgpack(bytes(packed.m), private, live)
 
 
 def events_prefix(proc: str) -> bytes:

@@ -3,6 +3,9 @@
 On SIGTERM uvicorn stops accepting, calls `shutdown()` on every connection and waits for
 them to go; dicehall's `WebSocketProtocol` hands that to the endpoint, which says
 `goodbye` and closes with 1001 (uvicorn's own protocols would close with 1012 at once).
+
+With `--workers N` this process serves nothing itself: it supervises N processes that each
+do the above on sockets it hands them (server/workers.py).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import dataclasses
 import gc
 import logging
 import signal
+import socket
 import sys
 from types import FrameType
 
@@ -44,6 +48,12 @@ def tune_gc() -> None:
 
 
 def serve(config: Config) -> int:
+    """`dicehall serve`: check the settings, then serve here, or run `--workers` worker
+    processes that do (server/workers.py). Exit status 2 for settings that cannot work."""
+    problem = config.problem()
+    if problem:
+        print(f"dicehall serve: {problem}", file=sys.stderr)
+        return 2
     problem = redis_url_problem(config.redis, config.redis_cluster) if config.redis else None
     if problem:
         print(f"dicehall serve: --redis: {problem}", file=sys.stderr)
@@ -59,7 +69,22 @@ def serve(config: Config) -> int:
         except ArgumentError as exc:
             print(f"dicehall serve: --db: {exc}", file=sys.stderr)
             return 2
-    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    if config.workers > 1:
+        from .workers import supervise
+
+        return supervise(config)
+    return run(config)
+
+
+def run(config: Config, sockets: list[socket.socket] | None = None, name: str = "") -> int:
+    """Serve until SIGTERM: on `--host`/`--port`, or on `sockets` a supervisor bound for
+    this worker (uvicorn listens on them once the app has started). `name` goes into
+    dicehall's log lines (`worker 2`): workers share one output, and a reader must be
+    able to tell their lines apart."""
+    prefix = f"{name} " if name else ""
+    logging.basicConfig(
+        level=config.log_level.upper(), format=f"%(asctime)s {prefix}%(name)s %(message)s"
+    )
     app_server = Server(config)
     app = create_app(server=app_server)
     uv_config = uvicorn.Config(
@@ -84,7 +109,7 @@ def serve(config: Config) -> int:
     # uvicorn handles SIGTERM while it runs, then restores the handler it found and raises
     # the signal again: this one makes that a clean exit (status 0) after the drain.
     signal.signal(signal.SIGTERM, _exit_cleanly)
-    uvicorn.Server(uv_config).run()
+    uvicorn.Server(uv_config).run(sockets=sockets)
     return 0
 
 

@@ -43,6 +43,9 @@ def setting(
 
 _LIMITS = Limits()
 
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "[::]"})
+"""`--host` values that listen on every interface: they name no address to advertise."""
+
 
 @dataclass
 class Config:
@@ -54,13 +57,38 @@ class Config:
         flag="--host",
         env="DICEHALL_HOST",
     )
-    port: int = setting(8000, "TCP port to listen on.", flag="--port", env="DICEHALL_PORT")
+    port: int = setting(
+        8000,
+        "TCP port to listen on (with `--workers`, every worker listens on it).",
+        flag="--port",
+        env="DICEHALL_PORT",
+    )
+    workers: int = setting(
+        1,
+        "Worker processes, one per core to use. Above 1, the process started is a supervisor"
+        " that serves nothing: the workers share `--port` (the kernel spreads new"
+        " connections over them) and their rooms through Redis, so it needs `--redis` (see"
+        ' "Several processes on one machine").',
+        flag="--workers",
+        env="DICEHALL_WORKERS",
+        metavar="N",
+    )
+    worker_ports: int | None = setting(
+        None,
+        "With `--workers`: worker 1's own port; worker N listens on FIRST+N-1 as well, and"
+        " advertises it (`--public-url`). Unset: `--port` + 1.",
+        flag="--worker-ports",
+        env="DICEHALL_WORKER_PORTS",
+        metavar="FIRST",
+    )
     public_url: str | None = setting(
         None,
         "This process's own WebSocket URL as clients reach it (`wss://play.example.org/p/a/ws`,"
         " a path the proxy routes to this process alone). Replies that seat a client in a"
         " room run here carry it, and clients that follow move there: no hop between"
-        " processes. Unset: never advertised.",
+        " processes. Unset: never advertised. With `--workers`, a template: `{port}` and"
+        " `{worker}` become each worker's own port and number; unset, workers advertise"
+        " `ws://HOST:PORT/ws` with `--host` and their own port (none on a wildcard host).",
         flag="--public-url",
         env="DICEHALL_PUBLIC_URL",
         metavar="URL",
@@ -183,6 +211,58 @@ class Config:
             idle_timeout_ms=self.idle_timeout_ms,
             heartbeat_ms=max(1, min(_LIMITS.heartbeat_ms, self.idle_timeout_ms // 3)),
         )
+
+    def worker_port(self, worker: int) -> int:
+        """Worker `worker`'s own port (1-based): `--worker-ports` + worker - 1, else the
+        ports right after `--port`. 0 (`--worker-ports 0`, or `--port 0` without it): any
+        free port, a new one at each start of the worker."""
+        if self.worker_ports is None:
+            first = self.port + 1 if self.port else 0
+        else:
+            first = self.worker_ports
+        return first + worker - 1 if first else 0
+
+    def worker_url(self, worker: int, port: int) -> str | None:
+        """What worker `worker`, listening on its own `port`, advertises: the `--public-url`
+        template filled in, else that port on `--host`. None on a wildcard host: no
+        address there says where clients reach the machine."""
+        if self.public_url:
+            url = self.public_url.replace("{port}", str(port))
+            return url.replace("{worker}", str(worker))
+        if self.host in WILDCARD_HOSTS:
+            return None
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{port}/ws"
+
+    def problem(self) -> str | None:
+        """What makes these settings unusable together, in one line for the start-up
+        error (None: nothing). Checked before anything starts, so a deployment that
+        cannot work says so at once instead of running half of it."""
+        n = self.workers
+        if n < 1:
+            return f"--workers: expected at least 1, got {n}"
+        if n == 1:
+            return None
+        if self.redis is None:
+            return (
+                f"--workers {n} needs --redis: the workers share their rooms through Redis"
+                ' (docs/operations.md, "Several processes on one machine")'
+            )
+        url = self.public_url
+        if url and "{port}" not in url and "{worker}" not in url:
+            return (
+                f"--public-url: with --workers {n} it must hold {{port}} or {{worker}}, so that"
+                " each worker advertises an address of its own"
+            )
+        first, last = self.worker_port(1), self.worker_port(n)
+        if first == 0:
+            return None
+        ports = f"{first}-{last}"
+        if not 0 < first <= last <= 65535:
+            return f"--worker-ports: workers 1-{n} would listen on {ports}, not 1-65535"
+        if first <= self.port <= last:
+            return f"--worker-ports: the workers' own ports {ports} include --port {self.port}"
+        return None
 
     @classmethod
     def load(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from server.settings import Config, SettingError, add_arguments, markdown_table
+from tests.support.cli import dicehall
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,3 +80,50 @@ def test_a_variable_whose_flag_is_given_is_not_read() -> None:
 def test_limits_carry_the_time_outs() -> None:
     limits = Config(hello_timeout_ms=1234, idle_timeout_ms=5678).limits
     assert (limits.hello_timeout_ms, limits.idle_timeout_ms) == (1234, 5678)
+
+
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+def test_workers_need_redis_and_ports_of_their_own() -> None:
+    assert Config().problem() is None
+    assert Config(workers=2, redis=REDIS).problem() is None
+    assert Config(workers=2, redis=REDIS, port=0).problem() is None  # (any free ports)
+    assert Config(workers=0).problem() == "--workers: expected at least 1, got 0"
+    needs = Config(workers=2).problem()
+    assert needs is not None and needs.startswith("--workers 2 needs --redis: ")
+    one = Config(workers=2, redis=REDIS, public_url="wss://play.example.org/ws").problem()
+    assert one == (
+        "--public-url: with --workers 2 it must hold {port} or {worker}, so that each worker"
+        " advertises an address of its own"
+    )
+    template = "wss://play.example.org/p/a-{worker}/ws"
+    assert Config(workers=2, redis=REDIS, public_url=template).problem() is None
+    overlap = Config(workers=3, redis=REDIS, port=8000, worker_ports=7999).problem()
+    assert overlap == "--worker-ports: the workers' own ports 7999-8001 include --port 8000"
+    beyond = Config(workers=2, redis=REDIS, port=65535).problem()
+    assert beyond == "--worker-ports: workers 1-2 would listen on 65536-65537, not 1-65535"
+
+
+def test_each_worker_listens_on_its_own_port_and_advertises_it() -> None:
+    config = Config(workers=3, redis=REDIS, port=8000)
+    assert [config.worker_port(i) for i in (1, 2, 3)] == [8001, 8002, 8003]
+    assert Config(port=8000, worker_ports=9000).worker_port(2) == 9001
+    assert Config(port=0).worker_port(2) == Config(worker_ports=0).worker_port(2) == 0
+    assert config.worker_url(2, 8002) == "ws://127.0.0.1:8002/ws"
+    assert Config(host="::1").worker_url(1, 8001) == "ws://[::1]:8001/ws"
+    assert Config(host="0.0.0.0").worker_url(1, 8001) is None, "no address to advertise"
+    by_name = Config(host="0.0.0.0", public_url="wss://play.example.org/p/a-{worker}/ws")
+    assert by_name.worker_url(2, 8002) == "wss://play.example.org/p/a-2/ws"
+    by_port = Config(public_url="ws://10.0.0.5:{port}/ws")
+    assert by_port.worker_url(2, 8002) == "ws://10.0.0.5:8002/ws"
+    env = {"DICEHALL_WORKERS": "4", "DICEHALL_WORKER_PORTS": "9100"}
+    assert (Config.load(environ=env).workers, Config.load(environ=env).worker_ports) == (4, 9100)
+
+
+def test_dicehall_serve_refuses_workers_without_redis_in_one_line() -> None:
+    done = dicehall("serve", "--port", "1", "--workers", "2")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("dicehall serve: --workers 2 needs --redis: "), line

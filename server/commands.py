@@ -24,7 +24,7 @@ from protocol.messages.server import (
 )
 
 from .outgoing import Outgoing
-from .room import Owed, RoomCore
+from .room import RoomCore
 
 R = TypeVar("R")
 
@@ -44,6 +44,9 @@ class Sync(msgspec.Struct, kw_only=True):
 
 LegalAnswer = tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]
 """The open window's id, the seat's legal actions, its view (None when not asked for)."""
+
+Owed = tuple[int | None, list[str]]
+"""The window an action was taken in and the kinds the seat still owes in it (`RoomCore.owes`)."""
 
 
 class Command(msgspec.Struct, Generic[R], tag_field="cmd", kw_only=True):
@@ -177,7 +180,7 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
         case ActCmd(seat=seat, action=action, window=window):
             taken_in = core.window_id
             out = core.act(seat, action, window, now)
-            return core.owed(seat, taken_in), out
+            return (taken_in, core.owes(seat, taken_in)), out
         case LegalCmd(seat=seat, view=view):
             return core.legal(seat, view), []
         case ExpireCmd():

@@ -39,10 +39,6 @@ from .roomlog import MessageLog, RecordLog
 from .seat import Seat, Status
 from .snapshot import FORMAT, SavedRoom, SnapshotError
 
-Owed = tuple[int | None, list[str], list[dict[str, Any]] | None]
-"""An `act`'s answer: the window it was taken in, the kinds of action the seat still owes
-in it, and (when the seat's holder asked: `legal_in_window`) its legal actions then."""
-
 ANSWERED = "answered"
 """The rules' event for "this seat's answer to the shared window is in, content held"
 (Qwinto and Qwixx: docs/games/)."""
@@ -445,16 +441,6 @@ class RoomCore:
             return []
         return self._advance(events, now)
 
-    def owed(self, seat: int, window: int | None) -> Owed:
-        """An `act`'s answer (commands.Owed): with the kinds still owed, the seat's legal
-        actions when its holder asked for them with each window (`legal_in_window`)."""
-        kinds = self.owes(seat, window)
-        legal = None
-        if kinds and self.seats[seat].legal:
-            assert self.state is not None  # (owes something: the game runs)
-            legal = self.state.legal_actions(seat)
-        return window, kinds, legal
-
     def owes(self, seat: int, window: int | None) -> list[str]:
         """The kinds of action `seat` may still take in `window` after acting in it: its
         part is not done (a Yamb turn is several actions). Empty once the window moved
@@ -590,8 +576,8 @@ class RoomCore:
             deadline=int(self.deadline * 1000),
             actors=_actors(state),
         )
-        # (each actor whose holder asked gets its legal actions in its own copy: one more
-        # encode per such seat, and one `legal` request and reply less)
+        # (each actor whose holder asked gets its legal actions in a copy of its own, for the
+        # live fan-out only: one more encode per such seat, one `legal` request less)
         legal: dict[int, RoomMessage] = {
             seat: msgspec.structs.replace(window, legal=state.legal_actions(seat))
             for seat in state.actors()

@@ -189,8 +189,15 @@ class Session:
             case requests.Act():
                 seat = self._seat(req.room)
                 act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
-                window, owes, legal = await self.services.backend.call(req.room, act)
-                return results.ActResult(window=window, owes=owes, legal=legal), None
+                window, owes = await self.services.backend.call(req.room, act)
+                result = results.ActResult(window=window, owes=owes)
+                if owes and self.legal_in_window:  # (its part goes on: what may it do next?)
+                    now, actions, _ = await self.services.backend.call(
+                        req.room, LegalCmd(seat=seat, view=False)
+                    )
+                    if now == window:  # (else the window moved on: a `window` will tell)
+                        result.legal = actions
+                return result, None
             case requests.Legal():
                 if not req.view and not self.legal_without_view:
                     raise errors.InvalidMessageError(

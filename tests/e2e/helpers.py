@@ -8,6 +8,7 @@ import random
 import time
 from typing import Any
 
+from server.history.store import HistoryStore
 from tests.support.servers import ServerProcess
 
 from .wire import RawClient, is_over
@@ -111,3 +112,17 @@ async def games_against_a_house_bot(
     finally:
         await host.close()
     return player, rooms
+
+
+async def stored(url: str, room: str) -> dict[str, object] | None:
+    """The record the history database `url` holds for `room`, read from it directly."""
+    store = await HistoryStore.open(url)
+    try:
+        return await store.record(room)
+    finally:
+        await store.close()
+
+
+def waiting(server: ServerProcess) -> float:
+    """Finished games the server's history has not stored yet (its metric)."""
+    return metrics(server)["dicehall_history_waiting"]

@@ -9,23 +9,11 @@ import random
 from pathlib import Path
 
 from server.history.store import HistoryStore
-from tests.e2e.helpers import bot_game, hello_player, metrics, new_room
+from tests.e2e.helpers import bot_game, hello_player, metrics, new_room, stored, waiting
 from tests.e2e.wire import RawClient, is_over
 from tests.support.postgres import running_postgres
-from tests.support.servers import ServerProcess, running_server
+from tests.support.servers import running_server
 from tests.support.wait import eventually
-
-
-async def stored(url: str, room: str) -> dict[str, object] | None:
-    store = await HistoryStore.open(url)
-    try:
-        return await store.record(room)
-    finally:
-        await store.close()
-
-
-def waiting(server: ServerProcess) -> float:
-    return metrics(server)["dicehall_history_waiting"]
 
 
 async def test_a_finished_game_is_stored_with_its_seed(history_url: str) -> None:

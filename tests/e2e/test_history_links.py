@@ -27,8 +27,7 @@ from server.backends.redis.keys import (
     record_key,
     snap_key,
 )
-from server.history.store import HistoryStore
-from tests.e2e.helpers import bot_game, hello_player, metrics
+from tests.e2e.helpers import bot_game, hello_player, metrics, stored, waiting
 from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.redis import RedisClusterNodes, RedisServer, running_cluster
 from tests.support.sentinel import SentinelSet, running_sentinels
@@ -94,18 +93,6 @@ def link(request: pytest.FixtureRequest) -> Iterator[RedisLink]:
         yield RedisLink(request.param, args, client)
     finally:
         client.close()
-
-
-async def stored(url: str, room: str) -> dict[str, object] | None:
-    store = await HistoryStore.open(url)
-    try:
-        return await store.record(room)
-    finally:
-        await store.close()
-
-
-def waiting(server: ServerProcess) -> float:
-    return metrics(server)["dicehall_history_waiting"]
 
 
 def saved(server: ServerProcess) -> float:

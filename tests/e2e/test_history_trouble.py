@@ -23,8 +23,7 @@ from sqlalchemy.engine import make_url
 
 from server.history.store import HistoryError, HistoryStore
 from server.history.writer import save_deadline
-from tests.e2e.helpers import bot_game, metrics
-from tests.e2e.test_history import stored, waiting
+from tests.e2e.helpers import bot_game, metrics, stored, waiting
 from tests.support.postgres import PostgresServer
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.servers import ServerProcess, running_server

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tests.support.cli import dicehall
 from tests.support.redis import RedisServer, check_stream, closing, committed_log, seat_players
-from tests.support.servers import Listener, ServerProcess, free_port, running_server
+from tests.support.servers import Listener, ServerProcess, bindable, free_port, running_server
 from tests.support.wait import eventually
 
 from .wire import RawClient
@@ -36,15 +36,6 @@ def free_ports_in_a_row(count: int, besides: int) -> int:
         ports = range(first, first + count)
         if besides not in ports and ports[-1] <= 65535 and all(map(bindable, ports[1:])):
             return first
-
-
-def bindable(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def pids(server: ServerProcess) -> dict[int, int]:

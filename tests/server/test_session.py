@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 from protocol import errors
+from protocol.features import LEGAL_IN_WINDOW
 from protocol.messages import client as requests
 from protocol.messages.common import Action
 from protocol.messages.server import (
@@ -108,9 +109,16 @@ def contiguous(stream: list[RoomMessage]) -> list[int]:
     return numbers
 
 
-async def hello(server: Server, name: str = "p", tokens: list[str] | None = None) -> Member:
+async def hello(
+    server: Server,
+    name: str = "p",
+    tokens: list[str] | None = None,
+    features: tuple[str, ...] = (),
+) -> Member:
     member = Member(server)
-    await member.ask(requests.Hello, client="test", name=name, tokens=tokens or [])
+    await member.ask(
+        requests.Hello, client="test", name=name, tokens=tokens or [], features=list(features)
+    )
     return member
 
 
@@ -507,14 +515,9 @@ async def test_windows_bring_the_legal_actions_only_to_the_seat_whose_holder_ask
     its legal actions; the other seats and spectators get the plain one, same seq."""
     async with running() as server:
         ada = await hello(server, "Ada")
-        given, watcher = Member(server), Member(server)
-        result = await given.ask(
-            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
-        )
-        assert result.features == ["legal_in_window"]
-        await watcher.ask(
-            requests.Hello, client="t", name="W", tokens=[], features=["legal_in_window"]
-        )
+        given = await hello(server, "Bo", features=(LEGAL_IN_WINDOW,))
+        assert given.out[0][2].features == [LEGAL_IN_WINDOW]
+        watcher = await hello(server, "W", features=(LEGAL_IN_WINDOW,))
         room = await create(ada, "qwixx", 2, turn_window=600)
         await ada.ask(requests.Join, room=room)
         await given.ask(requests.Join, room=room)
@@ -536,16 +539,13 @@ async def test_the_actions_go_live_only_a_resume_replays_the_plain_window() -> N
     back and resumed from before the window gets the window without them."""
     async with running() as server:
         ada = await hello(server, "Ada")
-        given = Member(server)
-        features = ["legal_in_window"]
-        await given.ask(requests.Hello, client="b", name="Bo", tokens=[], features=features)
+        given = await hello(server, "Bo", features=(LEGAL_IN_WINDOW,))
         room = await create(ada, "qwixx", 2, turn_window=600)
         await ada.ask(requests.Join, room=room)
         token = (await given.ask(requests.Join, room=room)).token
         await ada.ask(requests.Start, room=room)
         [live] = [m for m in given.stream(room) if isinstance(m, Window)]
-        back = Member(server)
-        await back.ask(requests.Hello, client="b", name="Bo", tokens=[token], features=features)
+        back = await hello(server, "Bo", [token], (LEGAL_IN_WINDOW,))
         await back.ask(requests.Resume, room=room, last_seq=live.seq - 1)
         [replayed] = [m for m in back.stream(room) if isinstance(m, Window)]
         assert live.legal and replayed.seq == live.seq and replayed.legal is None
@@ -556,10 +556,7 @@ async def test_an_act_reply_that_owes_more_brings_the_next_legal_actions() -> No
     without the feature it lists nothing (a `legal` request tells)."""
     async with running() as server:
         ada = await hello(server, "Ada")
-        given = Member(server)
-        await given.ask(
-            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
-        )
+        given = await hello(server, "Bo", features=(LEGAL_IN_WINDOW,))
         room = await create(ada, "yamb", 2, turn_window=600)
         await given.ask(requests.Join, room=room)
         await ada.ask(requests.Join, room=room)
@@ -586,10 +583,7 @@ async def test_the_wish_goes_with_the_seat_to_whoever_takes_it_back() -> None:
     plain; taken back again with it, they carry the actions again."""
     async with running() as server:
         ada = await hello(server, "Ada")
-        first = Member(server)
-        await first.ask(
-            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
-        )
+        first = await hello(server, "Bo", features=(LEGAL_IN_WINDOW,))
         room = await create(ada, "qwinto", 2, turn_window=600)
         token = (await first.ask(requests.Join, room=room)).token
         await ada.ask(requests.Join, room=room)
@@ -598,14 +592,7 @@ async def test_the_wish_goes_with_the_seat_to_whoever_takes_it_back() -> None:
         assert window.legal, "seat 0 chooses its dice"
         plain = await hello(server, "Bo", [token])
         await plain.ask(requests.Resume, room=room, last_seq=0)
-        given = Member(server)
-        await given.ask(
-            requests.Hello,
-            client="bot",
-            name="Bo",
-            tokens=[token],
-            features=["legal_in_window"],
-        )
+        given = await hello(server, "Bo", [token], (LEGAL_IN_WINDOW,))
         await given.ask(requests.Resume, room=room, last_seq=window.seq)
         choice = next(a for a in window.legal if a["type"] == "roll")
         await given.ask(requests.Act, room=room, window=window.window, action=act(choice))

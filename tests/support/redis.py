@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import random
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -36,6 +35,7 @@ from server.backends.redis.link import Link
 from server.backends.redis.packing import unpack_outgoing
 from server.backends.redis.urls import parse_redis_url
 from server.outgoing import Outgoing
+from tests.support.servers import bindable
 from tests.support.tls import Certs
 
 DATABASES = 256
@@ -49,15 +49,6 @@ def redis_binary(name: str = "redis-server") -> str:
     return path
 
 
-def _bindable(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_redis_port(bus: bool = False) -> int:
     """A free loopback port below the kernel's ephemeral range, so that no outgoing
     connection can take it while the server is down for a restart; with `bus`, port +
@@ -69,7 +60,7 @@ def free_redis_port(bus: bool = False) -> int:
         ephemeral = 32768
     for _ in range(200):
         port = random.randint(10000, ephemeral - 10001)
-        if _bindable(port) and (not bus or _bindable(port + 10000)):
+        if bindable(port) and (not bus or bindable(port + 10000)):
             return port
     raise RuntimeError("no free port pair for redis-server")
 

@@ -31,6 +31,16 @@ def free_port() -> int:
         return port
 
 
+def bindable(port: int) -> bool:
+    """Nothing listens on (or holds) 127.0.0.1:`port` now."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 @dataclass
 class Listener:
     """Something listening on a loopback port: its URLs, and a GET that reads errors too."""

@@ -246,10 +246,17 @@ class WebSocketShortcut:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and scope["path"] in WEBSOCKET_PATHS:
+        if scope["type"] == "websocket" and _route_path(scope) in WEBSOCKET_PATHS:
             await websocket(WebSocket(scope, receive, send))
         else:
             await self.app(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path within the app (an ASGI server mounted under `root_path` includes it)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def create_app(config: Config | None = None, server: Server | None = None) -> Starlette:

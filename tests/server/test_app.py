@@ -51,3 +51,30 @@ async def test_no_subprotocol_agreed_gets_only_the_close_frame() -> None:
     accept, close = await _refused(Server(Config()), ["dicehall.v2.json"])
     assert accept["type"] == "websocket.accept" and accept.get("subprotocol") is None
     assert close["code"] == 4000 and "dicehall.v1.json" in close["reason"]
+
+
+async def test_the_protocols_paths_reach_the_endpoint_under_any_root_path() -> None:
+    """`/ws` and `/` go to the endpoint past the router (server/app.py, WebSocketShortcut),
+    also under an ASGI server's `root_path`; any other path is refused as before."""
+    server = Server(Config())
+    server.draining = True  # (the endpoint answers at once: accept, goodbye, close)
+    app = create_app(server=server)
+    app.state.server = server
+
+    async def first(path: str, root_path: str = "") -> dict[str, Any]:
+        scope = {"type": "websocket", "path": path, "root_path": root_path, "headers": []}
+        scope["subprotocols"] = ["dicehall.v1.json"]
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "websocket.connect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        return sent[0]
+
+    for path, root in [("/ws", ""), ("/", ""), ("/games/ws", "/games")]:
+        assert (await first(path, root))["type"] == "websocket.accept", path
+    assert (await first("/elsewhere"))["type"] == "websocket.close"

@@ -423,10 +423,12 @@ async def test_each_process_has_a_path_of_its_own_and_other_names_get_404(
             status, games = nginx.get(f"/p/{name}/api/games")
             assert status == 200 and "qwixx" in {g["name"] for g in json.loads(games)}
 
-    def upgraded() -> list[tuple[str, int, str]]:
-        return [r for r in logged(nginx)[since:] if r[1] == 101]
+    def all_logged() -> bool:  # (an upgrade is logged at its close; each line on its own)
+        lines = logged(nginx)[since:]
+        upgrades = sum(1 for r in lines if r[1] == 101)
+        return upgrades >= 4 and sum(1 for r in lines if r[0].endswith("/api/games")) >= 4
 
-    wait_until(lambda: len(upgraded()) >= 4, "the access log", 10)  # (written at the close)
+    wait_until(all_logged, "the access log", 10)
     seen = logged(nginx)[since:]
     for name, server in zip(PROCESSES, stack.servers, strict=True):
         upstream = f"127.0.0.1:{server.port}"

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.history_load import children
 from bench.redis_hop import cpu_seconds, redis_server
 from clients.loadtest import LoadConfig, progress_printer, run_loadtest
 from tests.support.servers import ROOT, free_port
@@ -36,13 +37,6 @@ def _answers(port: int) -> bool:
             return bool(r.status == 200)
     except OSError:
         return False
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
-    return out
 
 
 @contextlib.contextmanager
@@ -67,7 +61,7 @@ def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(f"the deployment did not start ({proc.returncode})")
                 time.sleep(0.2)
-            pids = _children(proc.pid) if workers > 1 else [proc.pid]
+            pids = children(proc.pid) if workers > 1 else [proc.pid]
             yield f"ws://127.0.0.1:{port}/ws", pids, redis_pid
         finally:
             proc.terminate()

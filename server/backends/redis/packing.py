@@ -25,7 +25,7 @@ class Packed(msgspec.Struct, omit_defaults=True):
 
     m: msgspec.Raw
     p: dict[str, msgspec.Raw] = {}
-    l: dict[str, msgspec.Raw] = {}  # noqa: E741 (a wire name)
+    live: dict[str, msgspec.Raw] = msgspec.field(default_factory=dict, name="l")
 
 
 class Events(msgspec.Struct):
@@ -77,7 +77,7 @@ def pack_outgoing(out: Outgoing, live: bool = False) -> bytes:
 def unpack_outgoing(data: bytes | Packed) -> Outgoing:
     packed = PACKED.decode(data) if isinstance(data, bytes) else data
     private = {int(s): bytes(raw) for s, raw in packed.p.items()}
-    live = {int(s): bytes(raw) for s, raw in packed.l.items()}
+    live = {int(s): bytes(raw) for s, raw in packed.live.items()}
     return Outgoing.from_msgpack(bytes(packed.m), private, live)
 
 

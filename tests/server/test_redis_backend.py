@@ -299,17 +299,23 @@ async def test_garbage_on_the_command_and_reply_channels_changes_nothing(
         assert chat.seq == before + 1 == committed_seq(r, room)
 
 
-async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.Redis]) -> None:
-    url, _ = db
+@contextlib.asynccontextmanager
+async def remote_seat_game(url: str, feature: str) -> AsyncIterator[tuple[Member, Seated, str]]:
+    """A started 2-seat Qwixx room owned by process A, its second seat held on process B by
+    a connection with `feature` on: (A's member, B's member, the room)."""
     async with processes(url) as (a, b):
         ada, bo = await hello(a, "Ada"), Seated(b)
-        await bo.ask(
-            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_without_view"]
-        )
+        await bo.ask(requests.Hello, client="bot", name="Bo", tokens=[], features=[feature])
         room = await create(ada, "qwixx", 2, turn_window=600)
         await ada.ask(requests.Join, room=room)
         await bo.ask(requests.Join, room=room)
         await ada.ask(requests.Start, room=room)
+        yield ada, bo, room
+
+
+async def test_legal_without_the_view_crosses_to_the_owner(db: tuple[str, redis.Redis]) -> None:
+    url, _ = db
+    async with remote_seat_game(url, "legal_without_view") as (_, bo, room):
         bare = await bo.ask(requests.Legal, room=room, view=False)
         full = await bo.ask(requests.Legal, room=room)
         assert bare.view is None and full.view["you"] == 1 and bare.actions == full.actions
@@ -321,15 +327,7 @@ async def test_a_window_brings_the_legal_actions_to_a_seat_on_another_process(
     """`legal_in_window` over Redis: the owner builds the seat's copy of the `window` and
     publishes it with the others; the process that holds the seat delivers it."""
     url, _ = db
-    async with processes(url) as (a, b):
-        ada, bo = await hello(a, "Ada"), Seated(b)
-        await bo.ask(
-            requests.Hello, client="bot", name="Bo", tokens=[], features=["legal_in_window"]
-        )
-        room = await create(ada, "qwixx", 2, turn_window=600)
-        await ada.ask(requests.Join, room=room)
-        await bo.ask(requests.Join, room=room)
-        await ada.ask(requests.Start, room=room)
+    async with remote_seat_game(url, "legal_in_window") as (ada, bo, room):
 
         def windows(member: Member) -> list[Window]:
             return [m for m in member.stream(room) if isinstance(m, Window)]

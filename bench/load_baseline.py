@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -28,6 +29,7 @@ from typing import Any
 
 from clients.loadtest import LoadConfig, format_table, progress_printer, run_loadtest, write_outputs
 from clients.loadtest.config import POLICIES
+from server.compiled import MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +58,16 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, health: bool) -> N
     raise RuntimeError("server did not start")
 
 
+def _compiled(port: int) -> str:
+    """What the server's /metrics says it runs compiled (a compiled build's figures are
+    told apart by it: docs/operations.md, "A compiled build")."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    found = re.search(r"^dicehall_compiled_modules (\S+)$", text, re.M)
+    n = int(float(found.group(1))) if found else 0
+    return f"{n} of {len(MODULES)} hot modules compiled (mypyc)"
+
+
 @contextlib.contextmanager
 def server(kind: str, **options: Any) -> Iterator[str]:
     """A fresh server process on a free port ("dicehall" or "baseline"); yields its URL."""
@@ -71,6 +83,8 @@ def server(kind: str, **options: Any) -> Iterator[str]:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
     try:
         _wait_listening(proc, port, health=kind == "dicehall")
+        if kind == "dicehall":
+            print(f"dicehall server: {_compiled(port)}", flush=True)
         yield f"ws://127.0.0.1:{port}/ws"
     finally:
         proc.send_signal(signal.SIGTERM)

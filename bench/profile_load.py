@@ -8,14 +8,17 @@ server as it runs); `--native` adds the C frames (msgspec, uvloop, the kernel's 
 path as libc calls). The report lists the functions with the most samples on top of
 the stack (self) and anywhere on it (inclusive), as shares of the busy samples; the share
 of samples in which the loop waited in epoll (what the server has to spare) is reported
-on its own. `--out PREFIX` keeps PREFIX.txt (collapsed stacks, for flame graph tools) and
-PREFIX.json.
+on its own. py-spy counts wall time (a preempted `write` looks busy), so the report adds
+what the kernel counted over the same seconds: the server's CPU in user space and in the
+kernel, and its write and read system calls a second (`/proc/PID/stat`, `/proc/PID/io`).
+`--out PREFIX` keeps PREFIX.txt (collapsed stacks, for flame graph tools) and PREFIX.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -41,6 +44,28 @@ def py_spy(pid: int, seconds: float, out: Path, native: bool) -> subprocess.Pope
     # (--native must pause the process for each sample; without it py-spy reads it running)
     cmd.append("--native" if native else "--nonblocking")
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def proc_counters(pid: int) -> dict[str, float]:
+    """CPU seconds (user, system) and read/write system calls of `pid` so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return {
+        "user": int(stat[11]) / tick,
+        "system": int(stat[12]) / tick,
+        "writes": float(io["syscw"]),
+        "reads": float(io["syscr"]),
+        "at": time.monotonic(),
+    }
+
+
+def rates(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Per second between two `proc_counters`: CPU as percent of a core, calls a second."""
+    span = after["at"] - before["at"]
+    out = {f"{k}_cpu_percent": 100 * (after[k] - before[k]) / span for k in ("user", "system")}
+    out.update({f"{k}_per_s": (after[k] - before[k]) / span for k in ("writes", "reads")})
+    return {k: round(v, 1) for k, v in out.items()}
 
 
 def frame_name(frame: str) -> str:
@@ -96,10 +121,14 @@ def main() -> None:
         cfg = config(args, server.ws)
         cfg.server_pids = [server.proc.pid]
         spy: list[subprocess.Popen[bytes]] = []
+        counted: list[dict[str, float]] = []
 
         def start_after_warmup() -> None:
             time.sleep(args.warmup + 8)  # (connect, create and join before the warmup)
+            counted.append(proc_counters(server.proc.pid))
             spy.append(py_spy(server.proc.pid, args.duration - 4, stacks, args.native))
+            time.sleep(args.duration - 8)  # (ends before the load does)
+            counted.append(proc_counters(server.proc.pid))
 
         starter = threading.Thread(target=start_after_warmup, daemon=True)
         starter.start()
@@ -116,6 +145,7 @@ def main() -> None:
         "cpu_us_per_delivery": report["server"]["cpu_us_per_delivery"],
         "fanout_p99_ms": report["fanout_ms"]["p99"],
         "requests": {k: v["count"] for k, v in report["requests_ms"].items()},
+        "kernel_counted": rates(counted[0], counted[1]),
     }
     print(f"{summary['samples']} samples, idle {summary['idle_percent']} %")
     for kind in ("self", "inclusive"):

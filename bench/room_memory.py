@@ -22,11 +22,13 @@ from rules import all_games, get_game
 from server.room import RoomCore
 
 
-def played_rooms(game: str, rooms: int, seats: int, actions: int) -> list[RoomCore]:
+def played_rooms(
+    game: str, rooms: int, seats: int, actions: int, history: int = 1024
+) -> list[RoomCore]:
     rng = random.Random(game)
     out = []
     for i in range(rooms):
-        core = RoomCore(f"r{i}", get_game(game), {}, seats, 30, history=128)
+        core = RoomCore(f"r{i}", get_game(game), {}, seats, 30, history=history)
         for s in range(seats):
             core.join(f"p{s}", s, "nonce", now=0.0)
         core.start(now=0.0)
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rooms", type=int, default=300)
     p.add_argument("--seats", type=int, default=4)
     p.add_argument("--actions", type=int, default=60)
+    p.add_argument("--history", type=int, default=1024, help="resume log length (serve's)")
     a = p.parse_args(argv)
     print(f"{a.rooms} rooms x {a.seats} seats, {a.actions} actions into each game")
     print("| game | KiB per room | record entries | resume log messages |")
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     for game in (g.name for g in all_games()):
         gc.collect()
         tracemalloc.start()
-        cores = played_rooms(game, a.rooms, a.seats, a.actions)
+        cores = played_rooms(game, a.rooms, a.seats, a.actions, a.history)
         gc.collect()
         held, _ = tracemalloc.get_traced_memory()
         tracemalloc.stop()

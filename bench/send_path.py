@@ -30,7 +30,7 @@ from server.ws.frames import frames
 
 class CountingSocket:
     """Stands in for the `FrameSocket` of `dicehall serve` (server/ws/): always writable,
-    frames what it is given as that socket does on its fast path, and counts the bytes."""
+    takes whole frames as that socket does on its fast path, and counts the bytes."""
 
     on_shutdown: Callable[[], None] | None = None
     fast = True
@@ -46,6 +46,9 @@ class CountingSocket:
     def send(self, payloads: list[bytes], binary: bool) -> None:
         self.written += len(frames(payloads, binary))
 
+    def write(self, data: bytes) -> None:
+        self.written += len(data)
+
     def ready(self) -> bool:
         return True
 
@@ -58,13 +61,23 @@ class CountingSocket:
     def close(self, code: int, reason: str) -> None:
         return None
 
+    def abort(self) -> None:
+        return None
+
 
 async def measure(commits: int, messages: int, members: int) -> tuple[float, int]:
     server = Server(Config())
     latency = server.fanout_latency  # the server's own: what /metrics exports
     sockets = [CountingSocket() for _ in range(members)]
     conns = [
-        Peer(server.services, Encoding.MSGPACK, fanout_latency=latency, socket=s) for s in sockets
+        Peer(
+            server.services,
+            Encoding.MSGPACK,
+            fanout_latency=latency,
+            socket=s,
+            flusher=server.flusher,
+        )
+        for s in sockets
     ]
     for seat, conn in enumerate(conns):
         conn.session.timestamps = True

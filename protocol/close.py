@@ -38,7 +38,9 @@ MEANINGS: dict[CloseCode, str] = {
     CloseCode.SLOW_CONSUMER: (
         "The client read too slowly and the server's outbound queue for it filled up"
         " (1,024 frames or 1 MiB by default, replies included), after a `goodbye`; a client"
-        " that sends requests and never reads is cut off the same way."
+        " that sends requests and never reads is cut off the same way. The `goodbye` and"
+        " the close frame wait behind what the client has not read: one that reads none of"
+        " it within 10 s of the cut is dropped without them."
     ),
     CloseCode.IDLE_TIMEOUT: "Nothing heard from the client for `idle_timeout_ms`.",
     CloseCode.HELLO_TIMEOUT: "No `hello` within `hello_timeout_ms` of the connection opening.",

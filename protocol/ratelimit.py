@@ -28,7 +28,7 @@ class TokenBucket:
         if rate <= 0 or burst < 1:
             raise ValueError("rate and burst must be positive")
         self._rate = rate
-        self._burst = burst
+        self._burst = float(burst)  # (a float: `tokens = burst` below stays one float)
         self._tokens = float(burst)
         self._last = now
 
@@ -37,13 +37,21 @@ class TokenBucket:
         return self._tokens
 
     def take(self, now: float) -> Admission:
-        elapsed = max(0.0, now - self._last)
-        self._last = max(now, self._last)
-        tokens = min(float(self._burst), self._tokens + elapsed * self._rate) - 1.0
-        # (a flood past the floor stays at it: what a closed client owes grows no further)
-        self._tokens = max(tokens, -self._burst - 1.0)
-        if self._tokens >= 0:
+        # (comparisons, not min and max: this runs for every message of every client)
+        tokens = self._tokens
+        if now > self._last:
+            tokens += (now - self._last) * self._rate
+            self._last = now
+        burst = self._burst
+        if tokens > burst:
+            tokens = burst
+        tokens -= 1.0
+        if tokens >= 0:
+            self._tokens = tokens
             return Admission.ALLOW
-        if self._tokens >= -self._burst:
+        # (a flood past the floor stays at it: what a closed client owes grows no further)
+        floor = -burst - 1.0
+        self._tokens = tokens if tokens > floor else floor
+        if tokens >= -burst:
             return Admission.LIMIT
         return Admission.CLOSE

@@ -4,7 +4,7 @@ Importing this package registers every game; look them up with `get_game(name)`.
 """
 
 from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
-from .base import JSON, Action, Event, Game, Option, State
+from .base import JSON, Action, Event, Game, Option, State, action_kinds
 from .errors import (
     EndlessGame,
     IllegalAction,
@@ -30,6 +30,7 @@ __all__ = [
     "RulesError",
     "State",
     "UnknownGame",
+    "action_kinds",
     "all_games",
     "game_names",
     "get_game",

@@ -125,7 +125,7 @@ class Game:
 
     def new_state(
         self,
-        seats: int,
+        seats: object,
         options: Mapping[str, Any] | None = None,
         seed: bytes | None = None,
         preset: str | None = None,
@@ -217,13 +217,13 @@ class State(ABC):
         """Every legal action of `seat` now, in canonical form (empty if it may not act)."""
 
     def legal_kinds(self, seat: int) -> list[str]:
-        return sorted({a["type"] for a in self.legal_actions(seat)})
+        return action_kinds(self.legal_actions(seat))
 
     @abstractmethod
-    def apply_action(self, seat: int, action: Action) -> list[Event]: ...
+    def apply_action(self, seat: object, action: Action) -> list[Event]: ...
 
     @abstractmethod
-    def apply_timeout(self, seat: int) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[Event]:
         """Apply the rules' default (docs/rules.md) for an actor whose window ran out.
 
         May leave chance pending (a Yamb seat that never rolled gets its roll first); the
@@ -296,7 +296,16 @@ class State(ABC):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self.to_dict() == other.to_dict()
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     __hash__ = None  # type: ignore[assignment]
+
+
+def action_kinds(actions: Iterable[JSON]) -> list[str]:
+    """The kinds (`type`s) among `actions`, sorted: `State.legal_kinds` of a seat whose
+    legal actions are known already (a driver that has the list needs no second one)."""
+    return sorted({a["type"] for a in actions})
 
 
 def field_of(action: Action, key: str, kind: type, rule: str = "malformed-action") -> Any:

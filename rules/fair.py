@@ -45,9 +45,9 @@ class Draw:
 
     def _byte(self) -> int:
         if self._pos >= len(self._buf):
-            self._buf = hashlib.sha256(
-                self._seed + _TAG + struct.pack(">QI", self._n, self._block)
-            ).digest()
+            # (join, not +: mypy 1.20's mypyc leaks the left operand of bytes + bytes, mypyc#1192)
+            block = struct.pack(">QI", self._n, self._block)
+            self._buf = hashlib.sha256(b"".join((self._seed, _TAG, block))).digest()
             self._block += 1
             self._pos = 0
         b = self._buf[self._pos]

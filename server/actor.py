@@ -84,15 +84,19 @@ class RoomActor:
         """Commands in the inbox or being run by the task."""
         self._stopped = False
         self._timer: asyncio.TimerHandle | None = None
+        self._fires_at = 0.0
+        """The deadline `_timer` was set for (time.time() seconds)."""
         self._armed: float | None = None
+        """The room's deadline as of the last `_arm`."""
         self._task: asyncio.Task[None] | None = None
+        """Started by the first command that has to wait its turn (most never do: see
+        `submit`), not with the room: a task and its coroutine are a kilobyte a room."""
         self._expired = expired
         self._journal: list[Entry] | None = [] if journal else None
         """The commands run since the last commit (server/journal.py), when kept."""
         self._progress = progress
 
     def start(self) -> None:
-        self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
         self._arm()
 
     async def stop(self, grace: float = 2.0) -> None:
@@ -122,8 +126,20 @@ class RoomActor:
         return bool(self._journal)
 
     async def call(self, cmd: Command[R], rider: Rider | None = None) -> R:
-        """Run `cmd` in turn; its result, once its messages are committed."""
-        return await self.submit(cmd, rider)
+        """Run `cmd` in turn; its result, once its messages are committed.
+
+        As `submit`, without a future where none is needed: a command that finds the room
+        idle and commits nothing, or commits at once, is answered straight from here (most
+        are: every answer to a shared window but the last)."""
+        if self._queued or self._stopped:
+            return await self.submit(cmd, rider)
+        ran = self._run_here(cmd)
+        if self._waits(ran, rider):
+            committed: R = await self._first_in_line(ran, rider)
+            return committed
+        self._settle_now(ran, None)
+        result: R = ran.result
+        return result
 
     def submit(self, cmd: Command[R], rider: Rider | None = None) -> asyncio.Future[R]:
         """Run `cmd` in turn; the future gets its result once its messages are committed
@@ -145,11 +161,16 @@ class RoomActor:
         if ran is None:
             return fut
         if self._waits(ran, rider):
-            self._queued += 1
-            self._inbox.insert(0, (ran, fut, rider))
-            self._wake()
-            return fut
+            return self._first_in_line(ran, rider)
         self._settle_now(ran, fut)
+        return fut
+
+    def _first_in_line(self, ran: Ran, rider: Rider | None) -> asyncio.Future[Any]:
+        """Hand what `ran` made to the room's task, to commit before anything queued."""
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._queued += 1
+        self._inbox.insert(0, (ran, fut, rider))
+        self._wake()
         return fut
 
     def _put(self, item: tuple[Command[Any], asyncio.Future[Any] | None, Rider | None]) -> None:
@@ -158,6 +179,9 @@ class RoomActor:
         self._wake()
 
     def _wake(self) -> None:
+        if self._task is None:  # (it finds the inbox as it starts)
+            self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
+            return
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
@@ -203,17 +227,25 @@ class RoomActor:
             self._settle_now(ran, fut)
 
     def _execute(self, cmd: Command[Any], fut: asyncio.Future[Any] | None) -> Ran | None:
-        """Run `cmd` on the room; None when it failed, and its caller is told (a protocol
-        error changed nothing; a bug is logged and must not kill the room for everyone)."""
-        now = time.time()
+        """Run `cmd` on the room; None when it failed, and its caller is told."""
         try:
-            result, out = execute(self.core, cmd, now)
+            return self._run_here(cmd)
         except Exception as exc:
-            if not isinstance(exc, ProtocolError):
-                log.exception("room %s: %r failed", self.core.id, cmd)
             if fut is not None and not fut.done():
                 fut.set_exception(exc)
             return None
+
+    def _run_here(self, cmd: Command[Any]) -> Ran:
+        """Run `cmd` on the room, now; what it raised propagates (a protocol error changed
+        nothing; a bug is logged here and must not kill the room for everyone)."""
+        now = time.time()
+        try:
+            result, out = execute(self.core, cmd, now)
+        except ProtocolError:
+            raise
+        except Exception:
+            log.exception("room %s: %r failed", self.core.id, cmd)
+            raise
         return Ran(cmd, now, result, out)
 
     def _waits(self, ran: Ran, rider: Rider | None) -> bool:
@@ -260,19 +292,36 @@ class RoomActor:
         self._arm()
 
     def _arm(self) -> None:
+        """Follow the room's deadline with at most one timer, re-set only when it must
+        fire sooner. Every roll opens a window with a later deadline, and cancelling and
+        setting a timer each time was 2 % of the samples of a room's work (docs/
+        benchmarks.md, "Fewer steps per act and per delivery"): a timer set for an earlier
+        deadline is left to fire, and then sets itself for the room's deadline of then."""
         deadline = self.core.deadline
         if deadline == self._armed:
             return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         self._armed = deadline
-        if deadline is not None:
-            delay = max(0.0, deadline - time.time())
-            self._timer = self._loop.call_later(delay, self._expire)
+        if deadline is None:
+            return  # (a timer still set finds nothing due when it fires)
+        timer = self._timer
+        if timer is not None:
+            if self._fires_at <= deadline:
+                return
+            timer.cancel()
+        self._set_timer(deadline)
+
+    def _set_timer(self, deadline: float) -> None:
+        self._fires_at = deadline
+        self._timer = self._loop.call_later(max(0.0, deadline - time.time()), self._expire)
 
     def _expire(self) -> None:
         self._timer = None
+        deadline = self.core.deadline
+        if deadline is None:
+            return
+        if deadline > time.time():  # a later window's deadline: not due yet
+            self._set_timer(deadline)
+            return
         self._armed = None
         self._put((ExpireCmd(), None, None))
 

@@ -145,6 +145,7 @@ async def websocket(ws: WebSocket) -> None:
         fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,
         socket=socket,
+        flusher=server.flusher,
     )
     server.peers.add(peer)
     server.transports.labels(_transport(socket)).inc()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -68,8 +69,9 @@ class HouseBot:
         if isinstance(message, RoomMessage):
             self._inbox.put_nowait(message)
 
-    def room(self, out: Outgoing, seat: int | None) -> None:
-        self._inbox.put_nowait(out.for_seat(seat))
+    def room(self, outgoing: Sequence[Outgoing], seat: int | None) -> None:
+        for out in outgoing:
+            self._inbox.put_nowait(out.for_seat(seat))
 
     def replaced(self, room: str) -> None:
         """House bot seats have no token: nobody can take them over."""

@@ -1,12 +1,13 @@
 """One numbered room message as it leaves the room: the public message, the private
 variants (a Qwirkle draw), the live-only variants (a seat's legal actions with its window),
-and its frames, encoded once per encoding and view however many members receive it. A
-message that another process or the room's log encoded comes back with its MessagePack
-frame kept (`from_msgpack`)."""
+and its frames, encoded (and framed for the WebSocket) once per encoding and view however
+many members receive it. A message that another process or the room's log encoded comes
+back with its MessagePack frame kept (`from_msgpack`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -23,6 +24,8 @@ from protocol.messages.server import (
     WindowClosed,
 )
 from protocol.subprotocols import Encoding
+
+from .ws.frames import frame as ws_frame
 
 
 @dataclass(slots=True)
@@ -50,6 +53,7 @@ class Outgoing:
     _frames: dict[tuple[int | None, Encoding, bool], Frame] = field(
         default_factory=dict, repr=False
     )
+    _wires: dict[tuple[int | None, Encoding, bool], bytes] = field(default_factory=dict, repr=False)
 
     @property
     def seq(self) -> int:
@@ -89,19 +93,56 @@ class Outgoing:
         One stamp per message, taken at its fan-out, shared by every member that asked:
         still one encoding per (view, encoding, stamped), whatever the number of members.
         """
-        variant = None
-        if seat is not None and (seat in self.private or (self.live and seat in self.live)):
-            variant = seat
-        key = (variant, encoding, stamped)
+        return self._frame((self._variant(seat), encoding, stamped))
+
+    def _frame(self, key: tuple[int | None, Encoding, bool]) -> Frame:
         frame = self._frames.get(key)
         if frame is None:
-            message = self.for_seat(variant)
-            if stamped and hasattr(message, "sent_us"):
-                if self.sent_us is None:
-                    self.sent_us = time.time_ns() // 1000
-                message = msgspec.structs.replace(message, sent_us=self.sent_us)
-            frame = self._frames[key] = encode(message, encoding)
+            frame = self._frames[key] = self._encode(key)
         return frame
+
+    def _wire(self, key: tuple[int | None, Encoding, bool]) -> bytes:
+        """`frame` as a whole WebSocket frame, header and all (server/ws/frames.py), also
+        made once per view and encoding, the first time a member needs it (`queue_wires`):
+        a member's delivery is then one list append."""
+        wire = self._wires[key] = ws_frame(self._frame(key), key[1] is Encoding.MSGPACK)
+        return wire
+
+    def _variant(self, seat: int | None) -> int | None:
+        """The seat whose own message `seat` gets, or None: the public one."""
+        if seat is not None and (seat in self.private or (self.live and seat in self.live)):
+            return seat
+        return None
+
+    def _encode(self, key: tuple[int | None, Encoding, bool]) -> Frame:
+        variant, encoding, stamped = key
+        message = self.for_seat(variant)
+        if stamped and hasattr(message, "sent_us"):
+            if self.sent_us is None:
+                self.sent_us = time.time_ns() // 1000
+            message = msgspec.structs.replace(message, sent_us=self.sent_us)
+        return encode(message, encoding)
+
+
+def queue_wires(
+    queue: list[tuple[Frame, float]],
+    outgoing: Sequence[Outgoing],
+    seat: int | None,
+    encoding: Encoding,
+    stamped: bool,
+) -> None:
+    """Append each message's `wire` for a member (seat, encoding, stamp) to its queue, with
+    the time the message was made. One call per member and commit, the key of the
+    public view made once for all the messages: this runs for every delivery."""
+    public: tuple[int | None, Encoding, bool] = (None, encoding, stamped)
+    for out in outgoing:
+        key = public
+        if seat is not None and (seat in out.private or (out.live and seat in out.live)):
+            key = (seat, encoding, stamped)
+        wire = out._wires.get(key)
+        if wire is None:
+            wire = out._wire(key)
+        queue.append((wire, out.produced))
 
 
 ROOM_MESSAGE_DECODER = msgspec.msgpack.Decoder(

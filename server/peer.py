@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 from prometheus_client import Counter
@@ -33,10 +33,12 @@ from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
 
+from .flusher import Flusher
 from .metrics import LatencyHistogram
-from .outgoing import Outgoing
+from .outgoing import Outgoing, queue_wires
 from .session import Services, Session
-from .ws import FrameSocket
+from .ws import CLOSE_TIMEOUT, FrameSocket
+from .ws.frames import frame as ws_frame
 
 SendFrame = Callable[[Frame], Awaitable[None]]
 CloseSocket = Callable[[int, str], Awaitable[None]]
@@ -55,6 +57,7 @@ class Peer:
         fanout_latency: LatencyHistogram | None = None,
         slow_dropped: Counter | None = None,
         socket: FrameSocket | None = None,
+        flusher: Flusher | None = None,
     ) -> None:
         self.protocol = ServerConnection(encoding, limits, now=time.monotonic())
         self.session = Session(services, self)
@@ -77,10 +80,18 @@ class Peer:
         self.services = services
         self._socket = socket
         self._binary = encoding is Encoding.MSGPACK
+        self._framed = socket is not None and socket.fast
+        """The queue holds whole WebSocket frames (room messages framed once for all their
+        members: `queue_wires`), which the socket writes as they are."""
         self._flush_due = False
         self._timeouts: asyncio.TimerHandle | None = None
+        self._give_up: asyncio.TimerHandle | None = None
+        """From the decision to close: drops the socket if it is still open `CLOSE_TIMEOUT`
+        later (the writer may wait for ever behind a client that reads nothing)."""
         self._loop = asyncio.get_running_loop()
         """Kept, as on every hot path (docs/contributing.md, "Hot paths")."""
+        self._flusher = flusher or Flusher()
+        """The process's (shared by its peers: one callback per turn for all of them)."""
 
     # --- Sink: what the session produces --------------------------------------------------
 
@@ -93,8 +104,27 @@ class Peer:
     def message(self, message: ServerMessage) -> None:
         self._push(self.protocol.send(message))
 
-    def room(self, out: Outgoing, seat: int | None) -> None:
-        self._push(out.frame(seat, self.protocol.encoding, self.session.timestamps), out.produced)
+    def room(self, outgoing: Sequence[Outgoing], seat: int | None) -> None:
+        encoding = self.protocol.encoding
+        stamped = self.session.timestamps
+        queue = self._queue
+        if (
+            self._backlog is None  # (the socket takes writes: not closing, nothing counted)
+            and self._closing is None
+            and len(queue) + len(outgoing) <= self.max_queue
+        ):
+            # The fan-out's common case, once per member and commit rather than per message.
+            if self._framed:
+                queue_wires(queue, outgoing, seat, encoding, stamped)
+            else:
+                for out in outgoing:
+                    queue.append((out.frame(seat, encoding, stamped), out.produced))
+            if not self._flush_due:
+                self._flush_due = True
+                self._flusher.due(self._flush)
+            return
+        for out in outgoing:
+            self._push(out.frame(seat, encoding, stamped), out.produced)
 
     def replaced(self, room: str) -> None:
         self.close(CloseCode.REPLACED, f"another connection took your seat in room {room}")
@@ -102,6 +132,8 @@ class Peer:
     def _push(self, frame: Frame, produced: float = 0.0) -> None:
         if self._closing is not None:
             return
+        if self._framed:
+            frame = ws_frame(frame, self._binary)
         backlog = self._backlog
         if len(self._queue) >= self.max_queue or (
             backlog is not None and backlog + len(frame) > self.max_queue_bytes
@@ -121,15 +153,12 @@ class Peer:
             self._wake_writer()
         elif not self._flush_due:
             self._flush_due = True
-            self._loop.call_soon(self._flush_soon)
-
-    def _flush_soon(self) -> None:
-        """One turn later: the reply to the request that made a room's messages (its
-        task resumes in the turn after the commit) joins them in the same write."""
-        self._loop.call_soon(self._flush)
+            self._flusher.due(self._flush)
 
     def _flush(self) -> None:
-        """Write what this turn of the event loop queued, if the socket takes it now."""
+        """Write what was queued, if the socket takes it now: the flusher calls it a turn
+        after the turn that queued it, so the reply to the request that made a room's
+        messages (its task resumes in the turn after the commit) joins them in one write."""
         self._flush_due = False
         socket = self._socket
         if socket is None or not self._queue:
@@ -153,16 +182,18 @@ class Peer:
             self._backlog = 0
 
     def _write_queue(self, socket: FrameSocket) -> None:
-        latency = self._fanout_latency
-        now = time.monotonic()
-        payloads: list[bytes] = []
+        # (comprehensions, not one loop with a call per frame: this runs per delivery)
         queue, self._queue = self._queue, []
         self._backlog = None
-        for frame, produced in queue:
-            payloads.append(frame if isinstance(frame, bytes) else frame.encode())
-            if produced and latency is not None:
-                latency.observe(now - produced)
-        socket.send(payloads, self._binary)
+        latency = self._fanout_latency
+        if latency is not None:
+            now = time.monotonic()
+            latency.observe_each([now - produced for _, produced in queue if produced])
+        if self._framed:  # whole WebSocket frames, bytes all
+            socket.write(b"".join([frame for frame, _ in queue]))  # type: ignore[misc]
+        else:
+            payloads = [f if isinstance(f, bytes) else f.encode() for f, _ in queue]
+            socket.send(payloads, self._binary)
 
     # --- control --------------------------------------------------------------------------
 
@@ -176,11 +207,14 @@ class Peer:
 
     def _apply(self, item: Send | Close) -> None:
         if isinstance(item, Send):
-            self._queue.append((item.frame, 0.0))
+            frame = ws_frame(item.frame, self._binary) if self._framed else item.frame
+            self._queue.append((frame, 0.0))
             if self._backlog is not None:
-                self._backlog += len(item.frame)
+                self._backlog += len(frame)
         else:
             self._closing = item
+            if self._socket is not None and self._give_up is None:
+                self._give_up = self._loop.call_later(CLOSE_TIMEOUT, self._socket.abort)
         self._wake_writer()
 
     async def receive(self, data: Frame) -> None:
@@ -203,6 +237,8 @@ class Peer:
         """The socket is gone: stop the writer and the time-outs."""
         if self._writer is not None:
             self._writer.cancel()
+        if self._give_up is not None:
+            self._give_up.cancel()
         self.stop_timeouts()
 
     def _wake_writer(self) -> None:

@@ -17,7 +17,9 @@ import time
 from protocol.close import CloseCode
 
 from .backends import Backend, MemoryBackend, RoomSpec
+from .cancelling import cancel_and_wait
 from .commands import AddBotsCmd
+from .flusher import Flusher
 from .history.paths import outbox_folder
 from .history.service import HistoryService
 from .housebots import HouseBot
@@ -68,6 +70,8 @@ class Server:
             errors=self.metrics.errors,
         )
         self.peers: set[Peer] = set()
+        self.flusher = Flusher()
+        """Writes what the peers queued in a turn, from one callback (server/flusher.py)."""
         self.bots: dict[tuple[str, int], HouseBot] = {}
         self.draining = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -140,8 +144,7 @@ class Server:
 
     async def stop(self) -> None:
         await self.drain()
-        for task in self._tasks:
-            task.cancel()
+        await cancel_and_wait(self._tasks)
         for bot in list(self.bots.values()):
             await bot.stop()
         await self.backend.stop()

@@ -28,7 +28,7 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from rules import Game, IllegalAction, RulesError, State, get_game
+from rules import Game, IllegalAction, RulesError, State, action_kinds, get_game
 from rules.bots import bot_names
 from rules.fair import new_seed
 from rules.records import new_record
@@ -73,7 +73,7 @@ class RoomCore:
         self.seed = seed if seed is not None else new_seed()
         self.state: State | None = None
         self.seq = 0
-        self.log = MessageLog(history)
+        self.log = MessageLog(history, game.name)
         self.record_head: dict[str, Any] | None = None
         """The game record without its log (None before the start)."""
         self.record_log = RecordLog()
@@ -569,19 +569,26 @@ class RoomCore:
     def _announce(self, state: State) -> Outgoing:
         """The `window` message of the open window (its id and deadline set)."""
         assert self.window_id is not None and self.deadline is not None
+        # (each actor whose holder asked gets its legal actions in a copy of its own, for the
+        # live fan-out only: one more encode per such seat, one `legal` request less; its
+        # kinds come from that list, not from the rules a second time)
+        actors: list[Actor] = []
+        lists: dict[int, list[dict[str, Any]]] = {}
+        for seat in state.actors():
+            if self.seats[seat].legal:
+                actions = lists[seat] = state.legal_actions(seat)
+                actors.append(Actor(seat=seat, kinds=action_kinds(actions)))
+            else:
+                actors.append(Actor(seat=seat, kinds=state.legal_kinds(seat)))
         window = Window(
             room=self.id,
             seq=self._next(),
             window=self.window_id,
             deadline=int(self.deadline * 1000),
-            actors=_actors(state),
+            actors=actors,
         )
-        # (each actor whose holder asked gets its legal actions in a copy of its own, for the
-        # live fan-out only: one more encode per such seat, one `legal` request less)
         legal: dict[int, RoomMessage] = {
-            seat: msgspec.structs.replace(window, legal=state.legal_actions(seat))
-            for seat in state.actors()
-            if self.seats[seat].legal
+            seat: msgspec.structs.replace(window, legal=actions) for seat, actions in lists.items()
         }
         return self._keep(Outgoing(window, live=legal or None))
 

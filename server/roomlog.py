@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,18 +18,29 @@ from protocol.subprotocols import Encoding
 from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 
 LOG_BLOCK = 32
-"""Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~90 bytes
-each, ~123 as bytes objects) pack to ~20 bytes a message with zlib level 1; appending
-takes 1.1 µs a message instead of 0.5 (docs/benchmarks.md, "Memory")."""
+"""Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~85 bytes
+each, ~123 as bytes objects) pack to ~13 bytes a message with zlib level 1 and the game's
+dictionary (~19 without one); appending takes ~1.3 µs a message instead of 0.5
+(docs/benchmarks.md, "Memory")."""
+
+_DICTIONARIES: dict[str, bytes] = {}
+"""A preset deflate dictionary per kind of log (a game): the first block that any log of
+that kind filled in this process, as it was before compression. A room's messages repeat
+the same keys, event names and values as every other room of its game, so the first block
+of one game primes the compression of all: a block is a third smaller. Set once per kind
+and never changed, so every block of a kind decompresses with what it was compressed with;
+process-local, as the logs are (what leaves the process is messages, not blocks)."""
 
 
-def _pack_block(frames: list[bytes]) -> bytes:
+def _pack_block(frames: list[bytes], dictionary: bytes) -> bytes:
     head = struct.pack(f"<{len(frames)}I", *map(len, frames))
-    return zlib.compress(head + b"".join(frames), 1)
+    deflate = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=dictionary)
+    # (join, not +: mypy 1.20's mypyc leaks the left operand of bytes + bytes, mypyc#1192)
+    return b"".join((deflate.compress(b"".join([head, *frames])), deflate.flush()))
 
 
-def _unpack_block(block: bytes) -> list[bytes]:
-    data = zlib.decompress(block)
+def _unpack_block(block: bytes, dictionary: bytes) -> list[bytes]:
+    data = zlib.decompressobj(-15, zdict=dictionary).decompress(block)
     at = 4 * LOG_BLOCK
     frames: list[bytes] = []
     for size in struct.unpack_from(f"<{LOG_BLOCK}I", data):
@@ -54,11 +64,15 @@ class MessageLog:
     gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
     """
 
-    __slots__ = ("_blocks", "_count", "_last", "_private", "_tail", "maxlen")
+    __slots__ = ("_blocks", "_count", "_kind", "_last", "_private", "_tail", "maxlen")
 
-    def __init__(self, maxlen: int) -> None:
+    def __init__(self, maxlen: int, kind: str = "") -> None:
         self.maxlen = maxlen
-        self._blocks: deque[bytes] = deque()
+        self._kind = kind
+        """What its messages are (the game's name): the compression dictionary's key."""
+        self._blocks: list[bytes] = []
+        """(A list, not a deque: at most `maxlen / LOG_BLOCK` of them, and an empty deque
+        is 600 bytes a room.)"""
         self._tail: list[bytes] = []
         self._count = 0
         """Messages kept: at most `maxlen` (the blocks and the tail may hold a few more)."""
@@ -67,7 +81,7 @@ class MessageLog:
 
     def append(self, out: Outgoing) -> None:
         if self._count and out.seq != self._last + 1:  # never in practice: start afresh
-            self._blocks.clear()
+            self._blocks = []
             self._tail = []
             self._private.clear()
             self._count = 0
@@ -85,10 +99,13 @@ class MessageLog:
             for seq in [q for q in self._private if q < first]:
                 del self._private[seq]
         if len(tail) == LOG_BLOCK:
-            self._blocks.append(_pack_block(tail))
+            dictionary = _DICTIONARIES.get(self._kind)
+            if dictionary is None:
+                dictionary = _DICTIONARIES[self._kind] = b"".join(tail)
+            self._blocks.append(_pack_block(tail, dictionary))
             self._tail = []
         while self._blocks and self._stored() - LOG_BLOCK >= self._count:
-            self._blocks.popleft()  # every message in it aged out
+            del self._blocks[0]  # every message in it aged out
 
     def _stored(self) -> int:
         return len(self._blocks) * LOG_BLOCK + len(self._tail)
@@ -98,7 +115,8 @@ class MessageLog:
         at = self._stored() - self._count + start
         for i, block in enumerate(self._blocks):
             if at < (i + 1) * LOG_BLOCK:
-                yield from _unpack_block(block)[max(0, at - i * LOG_BLOCK) :]
+                frames = _unpack_block(block, _DICTIONARIES[self._kind])
+                yield from frames[max(0, at - i * LOG_BLOCK) :]
         yield from self._tail[max(0, at - len(self._blocks) * LOG_BLOCK) :]
 
     def __len__(self) -> int:

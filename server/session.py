@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -69,7 +70,8 @@ class Sink(Protocol):
 
     def message(self, message: ServerMessage) -> None: ...
 
-    def room(self, out: Outgoing, seat: int | None) -> None: ...
+    def room(self, outgoing: Sequence[Outgoing], seat: int | None) -> None:
+        """Room messages as `seat` sees them (None: the public view), in order."""
 
     def replaced(self, room: str) -> None:
         """Another connection took this session's seat in `room` with its token."""
@@ -145,10 +147,8 @@ class Session:
             outgoing = [out for out in outgoing if out.seq > seen]
             if not outgoing:
                 return
-        seat = self.seats.get(room)
-        to_sink = self.sink.room
-        for out in outgoing:  # (seqs rise within a list: each commit's, and held ones)
-            to_sink(out, seat)
+        # (seqs rise within a list: each commit's, and held ones)
+        self.sink.room(outgoing, self.seats.get(room))
         self._seen[room] = outgoing[-1].seq
         if room in self.hosting and any(type(out.message) is GameOver for out in outgoing):
             self.hosting.pop(room)  # a finished room is nothing to host: off the limit
@@ -158,7 +158,7 @@ class Session:
         here: a catch-up under way (held) or a message not yet here would make it stale or
         early; the next one corrects it."""
         if room not in self._held and self._seen.get(room) == progress.seq:
-            self.sink.room(progress, None)
+            self.sink.room((progress,), None)
 
     # --- requests ------------------------------------------------------------------------
 

@@ -12,12 +12,25 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import hangs
 from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.redis import RedisServer, running_redis
 from tests.support.servers import ServerProcess, running_server
 from tests.support.tls import Certs, make_certs
 
 BACKENDS = ["memory", "redis"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    hangs.install()
+
+
+@pytest.fixture(autouse=True)
+def tasks_shown_if_hung(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that hangs prints its event loop's tasks before pytest-timeout fails it."""
+    timer = hangs.watch(float(request.config.getini("timeout")))
+    yield
+    timer.cancel()
 
 
 @pytest.fixture(scope="session")

@@ -95,7 +95,7 @@ class QwintoState(State):
 
     @classmethod
     def new(cls, seats: int, options: JSON, seed: bytes) -> QwintoState:
-        self = cls.__new__(cls)
+        self = cls()
         self.seats = seats
         self.options = dict(options)
         self.seed = seed
@@ -114,7 +114,7 @@ class QwintoState(State):
         return self
 
     def clone(self) -> QwintoState:
-        c = QwintoState.__new__(QwintoState)
+        c = QwintoState()
         c.seats = self.seats
         c.options = self.options
         c.seed = self.seed
@@ -151,7 +151,7 @@ class QwintoState(State):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> QwintoState:
-        self = cls.__new__(cls)
+        self = cls()
         self._load_base(data)
         n = self.seats
         if not 1 <= n <= 6:
@@ -163,16 +163,15 @@ class QwintoState(State):
         self.phase = data["phase"]
         if self.phase not in PHASES:
             raise InvalidState(f"unknown phase {self.phase!r}")
-        self.active = data["active"]
-        self.win = data["window"]
-        self.rerolled = data["rerolled"]
-        for key, value, kind in (
-            ("active", self.active, int),
-            ("window", self.win, int),
-            ("rerolled", self.rerolled, bool),
-        ):
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise InvalidState(f"{key!r} must be of type {kind.__name__}")
+        # (Checked before they are stored: a compiled build turns a bool stored as an int
+        # into an int, and an int into a bool, before anything can look at them.)
+        active, window, rerolled = data["active"], data["window"], data["rerolled"]
+        for key, value in (("active", active), ("window", window)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InvalidState(f"{key!r} must be of type int")
+        if not isinstance(rerolled, bool):
+            raise InvalidState("'rerolled' must be of type bool")
+        self.active, self.win, self.rerolled = active, window, rerolled
         if not 0 <= self.active < n:
             raise InvalidState(f"no active seat {self.active}")
         if self.rerolled and not reroll:
@@ -297,7 +296,7 @@ class QwintoState(State):
             out.append({"type": "reroll"})
         return out
 
-    def apply_action(self, seat: int, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[Event]:
         seat = self._check_actor(seat)
         kind = action_type(action, ACTION_TYPES)
         phase = self.phase
@@ -339,7 +338,7 @@ class QwintoState(State):
             raise IllegalAction(*error)
         return self._answer(seat, r * BOXES + box)
 
-    def apply_timeout(self, seat: int) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[Event]:
         seat = self._check_actor(seat)
         events: list[Event] = [{"type": "timeout", "seat": seat}]
         if self.phase == CHOOSE:

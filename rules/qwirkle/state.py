@@ -188,7 +188,7 @@ class QwirkleState(State):
         return s
 
     def clone(self) -> QwirkleState:
-        s = QwirkleState.__new__(QwirkleState)
+        s = QwirkleState()
         s.seats = self.seats
         s.options = self.options
         s.seed = self.seed
@@ -249,7 +249,7 @@ class QwirkleState(State):
     def _may_pass(self, seat: int) -> bool:
         return self.bag_size == 0 and not has_placement(self.board, self.hands[seat])
 
-    def apply_action(self, seat: int, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[Event]:
         seat = self._check_actor(seat)
         kind = action_type(action, ACTION_TYPES)
         if kind == "place":
@@ -343,7 +343,7 @@ class QwirkleState(State):
         self._next_turn(events)
         return events
 
-    def apply_timeout(self, seat: int) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[Event]:
         seat = self._check_actor(seat)
         self.passes += 1
         events: list[Event] = [{"type": "timeout", "seat": seat}]

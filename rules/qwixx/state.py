@@ -8,7 +8,7 @@ are a list of six ints (0 for a die that left the game).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..base import JSON, Action, Event, State, action_type, check_fields, field_of
 from ..errors import IllegalAction, InvalidState
@@ -88,7 +88,7 @@ class QwixxState(State):
 
     @classmethod
     def new(cls, seats: int, options: JSON, seed: bytes) -> QwixxState:
-        self = cls.__new__(cls)
+        self = cls()
         self.seats = seats
         self.options = dict(options)
         self.seed = seed
@@ -107,7 +107,7 @@ class QwixxState(State):
         return self
 
     def clone(self) -> QwixxState:
-        other = QwixxState.__new__(QwixxState)
+        other = QwixxState()
         other.seats = self.seats
         other.options = dict(self.options)
         other.seed = self.seed
@@ -141,7 +141,7 @@ class QwixxState(State):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> QwixxState:
-        self = cls.__new__(cls)
+        self = cls()
         self._load_base(data)
         n = self.seats
         if not 1 <= n <= 6:
@@ -209,8 +209,7 @@ class QwixxState(State):
 
     def actors(self) -> tuple[int, ...]:
         if self._phase == WHITE:
-            held = self._held
-            return tuple(s for s in range(self.seats) if held[s] is None)
+            return tuple([s for s, held in enumerate(self._held) if held is None])
         if self._phase == COLOUR:
             return (self._active,)
         return ()
@@ -313,19 +312,18 @@ class QwixxState(State):
             )
         return {"type": "mark", "row": colour, "number": number}, row, box
 
-    def apply_action(self, seat: int, action: Action) -> list[Event]:
-        if (
-            self._phase == WHITE
-            and _is_int(seat)
-            and 0 <= seat < self.seats
-            and self._held[seat] is not None
-        ):
-            raise IllegalAction(f"seat {seat} has already answered this roll", "already-answered")
-        self._check_actor(seat)
-        move, row, box = self._parse(seat, action)
-        return self._answer(seat, move, row, box, [])
+    def apply_action(self, seat: object, action: Action) -> list[Event]:
+        actor = self._check_answering(seat)
+        move, row, box = self._parse(actor, action)
+        return self._answer(actor, move, row, box, [])
 
-    def apply_timeout(self, seat: int) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[Event]:
+        actor = self._check_answering(seat)
+        return self._answer(actor, {"type": "pass"}, -1, -1, [{"type": "timeout", "seat": actor}])
+
+    def _check_answering(self, seat: object) -> int:
+        """`_check_actor`, but a seat that already answered the white roll is told so
+        rather than that it is not its turn."""
         if (
             self._phase == WHITE
             and _is_int(seat)
@@ -333,8 +331,7 @@ class QwixxState(State):
             and self._held[seat] is not None
         ):
             raise IllegalAction(f"seat {seat} has already answered this roll", "already-answered")
-        self._check_actor(seat)
-        return self._answer(seat, {"type": "pass"}, -1, -1, [{"type": "timeout", "seat": seat}])
+        return self._check_actor(seat)
 
     def _answer(
         self, seat: int, move: JSON, row: int, box: int, events: list[Event]
@@ -503,7 +500,7 @@ class QwixxState(State):
 # --- helpers for from_dict ---------------------------------------------------------------
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -112,7 +112,7 @@ class YambState(State):
 
     @classmethod
     def new(cls, seats: int, options: JSON, seed: bytes) -> YambState:
-        self = cls.__new__(cls)
+        self = cls()
         self.seats = seats
         self.options = dict(options)
         self.seed = seed
@@ -133,7 +133,7 @@ class YambState(State):
         self._end = NROWS * NCOLS * (1 if self.simultaneous else self.seats)
 
     def clone(self) -> YambState:
-        other = YambState.__new__(YambState)
+        other = YambState()
         other.seats = self.seats
         other.options = self.options  # never mutated after construction
         other.seed = self.seed
@@ -165,7 +165,7 @@ class YambState(State):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> YambState:
-        self = cls.__new__(cls)
+        self = cls()
         self._load_base(data)
         n = self.seats
         if not 1 <= n <= 6:
@@ -295,7 +295,7 @@ class YambState(State):
 
     # --- actions -------------------------------------------------------------------------
 
-    def apply_action(self, seat: int, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[Event]:
         seat = self._check_actor(seat)
         kind = action_type(action, ("roll", "call", "write"))
         if kind == "roll":
@@ -393,7 +393,7 @@ class YambState(State):
             events.append({"type": "turn", "seat": self.turn % self.seats})
         return events
 
-    def apply_timeout(self, seat: int) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[Event]:
         """Roll first if the seat has not; else write the best-scoring legal cell.
 
         Best-scoring: the cell whose value raises the seat's total the most now, ties to

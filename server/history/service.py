@@ -22,6 +22,7 @@ import msgspec
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..cancelling import cancel_and_wait
 from .finished import finished_game
 from .outbox import SpoolOutbox
 from .store import HistoryStore
@@ -75,11 +76,7 @@ class HistoryService(Collector):
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(self._tasks)
         if self.reader is not None:
             await self.reader.close()
 

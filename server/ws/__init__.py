@@ -17,6 +17,11 @@ from typing import Any, Protocol
 SOCKET_EXTENSION = "dicehall.socket"
 """Scope extension that carries the connection's `FrameSocket` (key "socket")."""
 
+CLOSE_TIMEOUT = 10.0
+"""Seconds a closing handshake may take before the socket is dropped (`abort`), as
+`websockets`' own `close_timeout`: a client that reads nothing can never take our close
+frame, and the transport's own `close()` would wait for ever to flush what is before it."""
+
 
 class FrameSocket(Protocol):
     """What the endpoint needs of a WebSocket once it is accepted."""
@@ -43,6 +48,10 @@ class FrameSocket(Protocol):
     def send(self, payloads: list[bytes], binary: bool) -> None:
         """Messages of one kind written in one go; only when `ready()`."""
 
+    def write(self, data: bytes) -> None:
+        """Whole frames (frames.py's `frame`, joined) written as they are; only when
+        `ready()` and `fast`."""
+
     def ready(self) -> bool:
         """Writes are taken now (not paused, not closing)."""
 
@@ -53,7 +62,11 @@ class FrameSocket(Protocol):
         """Until the transport takes writes again (or the connection is lost)."""
 
     def close(self, code: int, reason: str) -> None:
-        """Start the closing handshake; `receive` returns None from now on."""
+        """Start the closing handshake; `receive` returns None from now on. The socket is
+        dropped if the handshake has not ended `CLOSE_TIMEOUT` later."""
+
+    def abort(self) -> None:
+        """Drop the connection now, with whatever is still unsent (no closing handshake)."""
 
 
 def socket_of(scope: Mapping[str, Any]) -> FrameSocket | None:

@@ -32,7 +32,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from . import SOCKET_EXTENSION
+from . import CLOSE_TIMEOUT, SOCKET_EXTENSION
 from .asgi import AppRunner, scope_for
 from .frames import FrameReader, frames, text_of
 from .keepalive import Keepalive
@@ -42,9 +42,6 @@ log = logging.getLogger("dicehall.websocket")
 PAUSE_AT = 4
 """Messages waiting for the endpoint before the transport's reads pause: a client that
 sends faster than its requests are handled is held back, and holds up only itself."""
-
-CLOSE_TIMEOUT = 10.0
-"""Seconds to wait for the peer's close frame after ours before cutting the socket."""
 
 
 class WebSocketProtocol(asyncio.Protocol):
@@ -282,6 +279,11 @@ class WebSocketProtocol(asyncio.Protocol):
                 conn.send_text(data)
         self._write_pending()
 
+    def write(self, data: bytes) -> None:
+        transport = self._transport
+        assert transport is not None and self.fast
+        transport.write(data)
+
     def ready(self) -> bool:
         return self._writes_resume is None and not self.gone()
 
@@ -306,7 +308,17 @@ class WebSocketProtocol(asyncio.Protocol):
             if self._paused:  # read the peer's close frame
                 self._paused = False
                 transport.resume_reading()
-            self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, transport.close)
+            self._abort_later()
+
+    def abort(self) -> None:
+        transport = self._transport
+        if transport is not None and not self.lost:
+            transport.abort()
+
+    def _abort_later(self) -> None:
+        """A closing handshake, or the flush before a TCP close, gets `CLOSE_TIMEOUT`."""
+        if self._close_timer is None and not self.lost:
+            self._close_timer = self._loop.call_later(CLOSE_TIMEOUT, self.abort)
 
     def _write_pending(self) -> None:
         """Write what `websockets` has to send; an empty chunk means: close the TCP side."""
@@ -318,6 +330,7 @@ class WebSocketProtocol(asyncio.Protocol):
                 transport.write(data)
             else:
                 transport.close()
+                self._abort_later()  # (a client that reads nothing never lets it flush)
 
     # --- keepalive ------------------------------------------------------------------------
 

@@ -20,13 +20,18 @@ from pathlib import Path
 
 import pytest
 
+from server.compiled import MODULES
+from tests.server.test_compiled import EXPECT_COMPILED
 from tests.support.servers import ROOT, running_server
 
 UV = [sys.executable, "-m", "uv"]
 
 
-def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run(
+    *command: str | Path, cwd: Path, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    clean.update(env)
     return subprocess.run(
         [str(c) for c in command],
         cwd=cwd,
@@ -39,9 +44,12 @@ def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Com
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel a user would install; under `make test-compiled`, the compiled one."""
     out = tmp_path_factory.mktemp("dist")
     build = run(
-        sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", out, ".", cwd=ROOT
+        *(sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", out, "."),
+        cwd=ROOT,
+        DICEHALL_COMPILE="1" if EXPECT_COMPILED else "0",
     )
     assert build.returncode == 0, build.stdout + build.stderr
     (found,) = out.glob("dicehall-*.whl")
@@ -102,6 +110,8 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
             with urllib.request.urlopen(f"{server.http}/js/{module}", timeout=5) as script:
                 assert script.status == 200 and b"import" in script.read()
         play_one_game(bin_, server.ws, "qwixx", seats=2, cwd=outside)
+        compiled = len(MODULES) if EXPECT_COMPILED else 0
+        assert f"dicehall_compiled_modules {compiled}.0" in server.get("/metrics")[1]
         # the history database, migrated by the wheel's own migrations, has the game
         deadline = time.monotonic() + 30
         while "dicehall_history_saved_total 1.0" not in server.get("/metrics")[1]:

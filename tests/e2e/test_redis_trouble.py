@@ -99,9 +99,16 @@ async def ready(server: ServerProcess, expected: int, timeout: float = 15.0) -> 
 
 
 async def connected(redis: RedisServer, kind: str, at_least: int, timeout: float = 15.0) -> None:
-    """Wait until Redis lists `at_least` clients of `kind` (`normal`, `pubsub`)."""
+    """Wait until Redis lists `at_least` clients of `kind` (`normal`, `pubsub`), not
+    counting the `redis-cli` that asks (a normal client too, and one CLIENT KILL skips)."""
     began = time.monotonic()
-    while len(redis.cli("client", "list", "type", kind).strip().splitlines()) < at_least:
+    while (
+        sum(
+            "cmd=client|list" not in line
+            for line in redis.cli("client", "list", "type", kind).strip().splitlines()
+        )
+        < at_least
+    ):
         assert time.monotonic() - began < timeout, f"fewer than {at_least} {kind} clients"
         await asyncio.sleep(0.05)  # polling Redis's client list: there is no event to await
 

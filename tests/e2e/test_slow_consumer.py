@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from server.ws import CLOSE_TIMEOUT
 from tests.support.frames import StreamClient
 from tests.support.servers import ServerProcess, running_server
+from tests.support.wait import eventually
 
 from .helpers import dropped, metrics, new_room, stall
 from .wire import RawClient, small_socket
@@ -51,7 +53,10 @@ async def test_a_client_that_stops_reading_is_cut_off_without_delaying_others(
     room = await new_room(player, "yamb", 2, turn_window=TURN_WINDOW, public=False)
     await player.call("join", room=room, seat=0)
     await player.call("add_bots", room=room)
-    slow = await RawClient.open(server.ws, sock=small_socket(server.ws), max_queue=1)
+    # (No keepalive of its own: a client that reads nothing cannot see its pongs.)
+    slow = await RawClient.open(
+        server.ws, sock=small_socket(server.ws), max_queue=1, ping_interval=None
+    )
     await slow.call("spectate", room=room)
     table = await new_room(slow, "qwixx", 2, name="slow reader's table")
     await slow.call("join", room=table)
@@ -71,6 +76,17 @@ async def test_a_client_that_stops_reading_is_cut_off_without_delaying_others(
     await stall(server, slow)
     assert not playing.done(), "the game stopped while a spectator did not read"
     cut_at = time.monotonic()
+
+    # Cut off, it is gone from its rooms at once, though its socket is still stuck.
+    await eventually(lambda: not seat_connected(server, table), "its seat shown as gone", 5)
+
+    # The slow client, reading again within CLOSE_TIMEOUT, finds the goodbye and the close
+    # frame: 4003.
+    code, reason = await slow.until_closed(timeout=CLOSE_TIMEOUT)
+    assert code == 4003
+    assert slow.log[-1] == {"type": "goodbye", "code": 4003, "reason": reason}
+    assert dropped(server) == 1
+
     await asyncio.wait_for(playing, 60)
 
     # Every window of the measured room closed by answers, and promptly.
@@ -80,16 +96,7 @@ async def test_a_client_that_stops_reading_is_cut_off_without_delaying_others(
     arrivals = [t for m, t in zip(player.log, player.times, strict=True) if m.get("room") == room]
     assert max(b - a for a, b in itertools.pairwise(arrivals)) < TURN_WINDOW / 2
     await player.sync()  # the player's connection is unaffected
-
-    # Cut off, it is gone from its rooms at once, though its socket is still stuck.
-    assert seat_connected(server, table) is False
-
-    # The slow client, reading again, finds the goodbye and the close frame: 4003.
-    code, reason = await slow.until_closed(timeout=60)
-    assert code == 4003
-    assert slow.log[-1] == {"type": "goodbye", "code": 4003, "reason": reason}
     assert [m["seq"] for m in slow.room_messages(room)][-1] < closed[-1]["seq"]
-    assert dropped(server) == 1
     await player.close()
 
 
@@ -132,3 +139,23 @@ async def test_clients_that_request_and_never_read_are_cut_and_pin_little_memory
         assert grown <= 5 * 4 * 2**20, f"{grown / 2**20:.1f} MiB for five never-reading clients"
         for client in [*hogs, *hosts, reader]:
             client.close()
+
+
+async def test_a_client_cut_off_that_never_reads_again_is_let_go(
+    small_queue_server: ServerProcess,
+) -> None:
+    """Its goodbye and close frame can never be written: the server gives the closing
+    handshake CLOSE_TIMEOUT, then drops the connection, so a client that never reads
+    cannot pin a socket, its buffers and a place in the connection count for ever."""
+    server = small_queue_server
+    slow = await RawClient.open(
+        server.ws, sock=small_socket(server.ws), max_queue=1, ping_interval=None
+    )
+    assert metrics(server)["dicehall_connections"] == 1
+    await stall(server, slow)
+    await eventually(
+        lambda: metrics(server)["dicehall_connections"] == 0,
+        "the stuck connection dropped",
+        CLOSE_TIMEOUT + 30,
+    )
+    slow.abort()

@@ -66,7 +66,9 @@ def bots_game(player: Player, game: str) -> str:
     player.go(room)
     player.page.wait_for_selector(f"#room[data-room='{room}'][data-mode='watch']")
     player.request("start", {"room": room})
-    player.page.wait_for_selector(f"#room[data-room='{room}'] .game-over")
+    # (a whole game of two strong bots: seconds alone, more than the page's default 15 s
+    # on a loaded machine: a `make test` here hit that once)
+    player.page.wait_for_selector(f"#room[data-room='{room}'] .game-over", timeout=60_000)
     return room
 
 

@@ -50,11 +50,11 @@ def test_nonsense_settings_are_refused(rate: float, burst: int) -> None:
         TokenBucket(rate=rate, burst=burst, now=0.0)
 
 
-@given(
-    rate=st.floats(0.1, 1000),
-    burst=st.integers(1, 100),
-    gaps=st.lists(st.floats(0, 10), max_size=200),
-)
+RATES = st.floats(0.1, 1000)
+BURSTS = st.integers(1, 100)
+
+
+@given(rate=RATES, burst=BURSTS, gaps=st.lists(st.floats(0, 10), max_size=200))
 def test_tokens_stay_within_minus_burst_minus_one_and_burst(
     rate: float, burst: int, gaps: list[float]
 ) -> None:
@@ -65,3 +65,32 @@ def test_tokens_stay_within_minus_burst_minus_one_and_burst(
         verdict = bucket.take(now)
         assert -burst - 1 <= bucket.tokens <= burst - 1
         assert (verdict is Admission.ALLOW) == (bucket.tokens >= 0)
+
+
+def _model(tokens: float, last: float, now: float, rate: float, burst: int) -> tuple[float, float]:
+    """The bucket as first written (min and max), which `take`'s comparisons must match:
+    refill for the time that passed (none when the clock went back), cap at `burst`, take
+    one, floor at `-burst - 1`."""
+    elapsed = max(0.0, now - last)
+    tokens = min(float(burst), tokens + elapsed * rate) - 1.0
+    return max(tokens, -burst - 1.0), max(now, last)
+
+
+@given(rate=RATES, burst=BURSTS, times=st.lists(st.floats(0, 100), max_size=200))
+def test_take_is_the_capped_refill_minus_one_floored(
+    rate: float, burst: int, times: list[float]
+) -> None:
+    bucket = TokenBucket(rate=rate, burst=burst, now=0.0)
+    tokens, last = float(burst), 0.0
+    for now in times:  # (unsorted: the clock may go back)
+        verdict = bucket.take(now)
+        tokens, last = _model(tokens, last, now, rate, burst)
+        assert bucket.tokens == tokens
+        want = (
+            Admission.ALLOW
+            if tokens >= 0
+            else Admission.LIMIT
+            if tokens >= -burst
+            else Admission.CLOSE
+        )
+        assert verdict is want

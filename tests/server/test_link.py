@@ -297,6 +297,29 @@ async def test_a_subscription_hears_what_is_published_after_it_until_unsubscribe
         assert target.subscribers(b) == 0 and target.subscribers(a) == 1
 
 
+async def test_subscriptions_made_and_dropped_on_every_shard_while_it_reads_lose_nothing(
+    target: Target,
+) -> None:
+    """The reader goes on while channels come and go: on a cluster each shard's first
+    channel opens a connection (redis-py lists it before it is connected) and its last
+    one closes it (it goes after it is closed); reading either killed the reader."""
+    channels = [unique(f"{{{tag}}}") for tag in "abcdefgh"]  # (on every shard of a cluster)
+    async with opened(target) as (link, heard):
+        for rounds in range(3):
+            for channel in channels:  # (no pause: the reader runs between them)
+                await link.subscribe(channel)
+            for channel in channels:
+                assert target.publish(channel, b"%d" % rounds) == 1
+            await heard.until(lambda r=b"%d" % rounds: all(r in heard.on(c) for c in channels))
+            for channel in channels[1:]:
+                await link.unsubscribe(channel)
+            # (the last channel of a shard goes once the reader hears it confirmed)
+            assert target.publish(channels[0], b"kept") == 1
+            await heard.until(lambda: heard.on(channels[0])[-1:] == [b"kept"])
+        assert [heard.on(c) for c in channels[1:]] == [[b"0", b"1", b"2"]] * 7
+        assert heard.events == []  # (never down: nothing failed)
+
+
 async def test_ping_is_a_round_trip_on_every_connection(target: Target) -> None:
     async with opened(target) as (link, _):
         await link.ping()

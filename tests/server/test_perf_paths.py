@@ -10,7 +10,7 @@ import time
 import tracemalloc
 
 from protocol import errors
-from protocol.messages.server import Chat
+from protocol.messages.server import Chat, WindowClosed
 from protocol.subprotocols import Encoding
 from rules import get_game
 from server.actor import RoomActor
@@ -19,9 +19,9 @@ from server.backends.base import RoomSpec
 from server.backends.memory import MemoryBackend
 from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
 from server.hub import Hub
-from server.outgoing import Outgoing
+from server.outgoing import MSGPACK_ENCODER, Outgoing
 from server.room import RoomCore
-from server.roomlog import LOG_BLOCK
+from server.roomlog import _DICTIONARIES, LOG_BLOCK, MessageLog, _pack_block
 
 T0 = 1_767_225_600.0
 
@@ -80,6 +80,31 @@ def test_the_compressed_log_keeps_exactly_the_last_messages_and_no_more_blocks()
             if kept[0].seq > 1:
                 assert core.since(kept[0].seq - 2, 0) is None
             assert core.log._stored() < len(kept) + LOG_BLOCK, "aged-out blocks go"
+
+
+def test_each_kind_of_log_is_compressed_with_its_own_first_block_as_dictionary() -> None:
+    def chats(room: str, words: str, n: int) -> list[Outgoing]:
+        return [
+            Outgoing(Chat(room=room, seq=i + 1, sender="ann", text=f"{words} {i}", seat=0))
+            for i in range(n)
+        ]
+
+    kinds = {"test-kind-dice": "roll the dice", "test-kind-x": "x"}  # (no game's names)
+    logs: list[tuple[MessageLog, list[Outgoing]]] = []
+    for kind, words in kinds.items():
+        for room in ("first", "second"):
+            log = MessageLog(4096, kind)
+            sent = chats(room, words, 2 * LOG_BLOCK + 3)
+            for out in sent:
+                log.append(out)
+            logs.append((log, sent))
+        first = [MSGPACK_ENCODER.encode(o.message) for o in chats("first", words, LOG_BLOCK)]
+        assert _DICTIONARIES[kind] == b"".join(first), "the kind's first block, uncompressed"
+    for log, sent in logs:
+        assert [o.message for o in log] == [o.message for o in sent], "each with its own"
+    second, sent = logs[1]
+    frames = [MSGPACK_ENCODER.encode(o.message) for o in sent[LOG_BLOCK : 2 * LOG_BLOCK]]
+    assert len(second._blocks[1]) < len(_pack_block(frames, b"")), "primed: smaller"
 
 
 async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_one() -> None:
@@ -220,3 +245,45 @@ async def test_a_finished_game_nobody_is_in_closes_sooner_than_a_quiet_one() -> 
             raise AssertionError("the finished room should be closed")
     finally:
         await backend.stop()
+
+
+async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_due() -> None:
+    """Every roll opens a window with a later deadline: the timer set for the first is
+    kept (no cancel and new timer per roll), and when it fires early it sets itself for
+    the room's deadline of then; the window still expires at its own deadline."""
+    game = get_game("qwixx")
+    core = RoomCore("r1", game, game.resolve_options(), 2, 1)
+    closed: list[float] = []
+
+    def commit(core: RoomCore, out: list[Outgoing]) -> None:
+        closed.extend(time.time() for o in out if isinstance(o.message, WindowClosed))
+
+    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
+        commit(core, out)
+
+    actor = RoomActor(core, commit_later, commit_now=commit)
+    actor.start()
+    try:
+        for seat in range(2):
+            await actor.call(JoinCmd(name=f"p{seat}", seat=seat, nonce="n"))
+        await actor.call(StartCmd(seat=0))
+        timer, first = actor._timer, core.deadline
+        assert timer is not None and first is not None
+        await asyncio.sleep(0.2)
+        window = core.window_id
+        while core.window_id == window:  # every seat answers: the next window opens
+            assert core.state is not None
+            seat = core.state.actors()[0]
+            action = core.state.legal_actions(seat)[0]
+            await actor.call(ActCmd(seat=seat, action=action, window=core.window_id))
+        last = core.deadline
+        assert last is not None and last > first
+        assert actor._timer is timer, "a later deadline keeps the timer set"
+        answered = len(closed)
+        while len(closed) == answered:
+            await asyncio.sleep(0.02)
+            assert time.time() < last + 2, "the window never expired"
+        assert closed[-1] >= last, "expired at its own deadline, not the first one's"
+    finally:
+        await actor.stop()
+    assert actor._timer is None or actor._timer.cancelled()

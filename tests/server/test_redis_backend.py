@@ -32,6 +32,7 @@ from protocol.messages.server import (
 from server import snapshot
 from server.backends.redis import RedisBackend
 from server.backends.redis.keys import (
+    HISTORY_WAITING,
     LOBBY,
     SECRET,
     command_channel,
@@ -52,6 +53,7 @@ from tests.support.redis import (
     committed_log,
     committed_seq,
     lease_owner,
+    running_redis,
     snapshot_seq,
 )
 from tests.support.wait import eventually
@@ -553,3 +555,36 @@ async def test_a_room_handed_over_keeps_the_answers_its_window_kept_back(
         closed = next(m for m in bo.stream(room) if isinstance(m, WindowClosed))
         assert [(x.seat, x.default) for x in closed.actions] == [(0, False), (1, False)]
         contiguous(bo.stream(room))
+
+
+async def test_a_finished_game_is_listed_for_history_even_if_redis_refused_at_first(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The list of games waiting for history is how a process finds a dead owner's games;
+    a refusal when the game ends (here Redis's ACL takes SADD away: a real refusal, for
+    that command only) delays the end's commit until the listing goes through."""
+    with running_redis() as own:
+        r = own.client()
+        async with processes(own.url_db(0), n=1) as (a,):
+            m = await seated(a, "Ada")
+            room = await create(m, "qwinto", 1)
+            await m.ask(requests.Join, room=room)
+            r.execute_command("ACL", "SETUSER", "default", "-sadd")
+            try:
+                await m.ask(requests.Start, room=room)
+                playing = asyncio.create_task(play(m, room))
+                core = backend(a).local_room(room)
+                assert core is not None
+                await eventually(lambda: core.status == "over", timeout=60)
+                await eventually(lambda: len(refusals(caplog)) >= 2, "refused twice")
+                assert not m.over.is_set(), "the end waits for its listing"
+                assert not r.sismember(HISTORY_WAITING, room)
+            finally:
+                r.execute_command("ACL", "SETUSER", "default", "+sadd")
+            await asyncio.wait_for(playing, 30)
+            assert m.over.is_set()
+            assert r.sismember(HISTORY_WAITING, room)
+
+
+def refusals(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "listing its game" in r.getMessage()]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
@@ -69,8 +69,9 @@ class Member:
     def message(self, message: ServerMessage) -> None:
         self._got(message)
 
-    def room(self, out: Outgoing, seat: int | None) -> None:
-        self._got(out.for_seat(seat))
+    def room(self, outgoing: Sequence[Outgoing], seat: int | None) -> None:
+        for out in outgoing:
+            self._got(out.for_seat(seat))
 
     def replaced(self, room: str) -> None:
         self.out.append(("replaced", room))

@@ -31,6 +31,7 @@ from protocol import errors
 from protocol.messages.common import RoomInfo
 
 from ...actor import BotSpawner, Rider, RoomActor
+from ...cancelling import cancel_and_wait
 from ...commands import Command, R, Sync
 from ...hub import Hub
 from ...outgoing import Outgoing
@@ -196,11 +197,7 @@ class RedisBackend(Backend):
         self._stopping = self.leases.stopping = True
         for room in list(self.leases.actors):
             await self.leases.give_up(room, release_lease=True)
-        for task in [*self._tasks, *self._background]:
-            task.cancel()
-        for task in [*self._tasks, *self._background]:
-            with contextlib.suppress(asyncio.CancelledError, RedisError):
-                await task
+        await cancel_and_wait([*self._tasks, *self._background])
         with contextlib.suppress(RedisError, RuntimeError):
             await self.link.close()
         with contextlib.suppress(RedisError, RuntimeError):

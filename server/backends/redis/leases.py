@@ -249,11 +249,8 @@ class Leases:
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
         ending = core.status == "over" and core.id not in self._ended
-        if ending:
-            try:  # (first: a game whose end is committed is always on the list)
-                await self._redis().sadd(HISTORY_WAITING, core.id)
-            except RedisError as exc:
-                log.warning("room %s: not listed for history (its outbox has it): %s", core.id, exc)
+        if ending:  # (first: a game whose end is committed is always on the list)
+            await self._list_ended(core.id)
         entries = [(o.seq, pack_outgoing(o)) for o in out]
         # (the event channel also carries the live-only variants; the stream does not)
         heard = [
@@ -334,8 +331,8 @@ class Leases:
         rounds = 0
         while True:
             await asyncio.sleep(min(0.25, self.lease_ms / 8000))
-            if self.stopping:
-                continue
+            if self.stopping:  # (a cancel lost in a Redis call below: server/cancelling.py)
+                return
             try:
                 for room in list(self.actors):
                     await self._reap_if_idle(room)
@@ -349,6 +346,21 @@ class Leases:
                 continue
             except Exception:
                 log.exception("scanning the rooms failed")
+
+    async def _list_ended(self, room: str) -> None:
+        """Put a finished game on `HISTORY_WAITING`, trying again until Redis takes it, as
+        the commit after it does (it cannot be written before then anyway): a game
+        committed as over but not listed would be lost if its owner died with its disk
+        before its writer stored it, since the sweep finds games by that list."""
+        backoff = 0.05
+        while True:
+            try:
+                await self._redis().sadd(HISTORY_WAITING, room)
+                return
+            except RedisError as exc:
+                log.warning("room %s: listing its game for history failed: %s", room, exc)
+                await asyncio.sleep(backoff)
+                backoff = min(2.0, backoff * 2)
 
     async def sweep_history(self) -> None:
         """Hand history the finished games whose owner died before a writer stored them:

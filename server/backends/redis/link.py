@@ -21,9 +21,13 @@ from typing import Any, NamedTuple
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
+from ...cancelling import cancel_and_wait
 from .pubsub import RespSubscriber
 from .resp import RespClient, Script
 from .urls import RedisUrl, parse_redis_url
+
+POLL = 0.02
+"""Seconds the cluster link's reader waits on each node's pub/sub connection in turn."""
 
 log = logging.getLogger("dicehall.redis")
 
@@ -247,7 +251,14 @@ class ClusterLink(Link):
     def _reconnected(self, connection: Any) -> None:
         """Called once a connection is back and subscribed again (redis-py resubscribes).
         It was lost first, maybe without the reader seeing an error (redis-py reconnects
-        within a read): the owner hears of the loss, then of the return, in that order."""
+        within a read): the owner hears of the loss, then of the return, in that order.
+
+        Only for a connection a node's pub/sub holds now: redis-py hands a closed node's
+        connection back to the node's pool, callback and all, and its next connect (for
+        commands, or a new pub/sub's first) lost nothing."""
+        pubsubs = list(self._pubsub.node_pubsub_mapping.values())
+        if not any(pubsub.connection is connection for pubsub in pubsubs):
+            return
         self._lost()
         self._back()
 
@@ -265,19 +276,38 @@ class ClusterLink(Link):
         backoff = 0.05
         while True:
             try:
-                message = await self._pubsub.get_sharded_message(
-                    ignore_subscribe_messages=True, timeout=0.02
-                )
+                await self._read_each_node()
                 backoff = 0.05
                 self._back()
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as exc:
+            except Exception as exc:  # (anything but cancellation: a dead reader hears nothing)
                 self._lost()
-                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
+                log.warning("redis pub/sub: %r; retrying in %.2fs", exc, backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
+
+    async def _read_each_node(self) -> None:
+        """Read each node's pub/sub connection once (waiting `POLL` seconds at most).
+
+        Node by node, as the mapping is now, and only the connected ones. redis-py puts a
+        node's pub/sub in the mapping before its first SSUBSCRIBE has connected, and takes
+        it out after closing it once its last channel is unsubscribed; its own round robin
+        (`get_sharded_message` without `target_node`) read such a one (RuntimeError: no
+        connection), and the reader died: the process heard nothing more
+        (tests/server/test_link.py)."""
+        nodes = [
+            self.redis.get_node(node_name=name)
+            for name, pubsub in list(self._pubsub.node_pubsub_mapping.items())
+            if pubsub.connection is not None
+        ]
+        if not any(nodes):  # (nothing to wait on: no spinning either)
+            await asyncio.sleep(POLL)
+            return
+        for node in nodes:
+            if node is None:  # (gone from the cluster: its channels are moving elsewhere)
                 continue
+            message = await self._pubsub.get_sharded_message(
+                ignore_subscribe_messages=True, timeout=POLL, target_node=node
+            )
             if message is not None and message.get("type") == "smessage":
                 try:
                     self.on_message(message["channel"], message["data"])
@@ -286,8 +316,6 @@ class ClusterLink(Link):
 
     async def close(self) -> None:
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            await cancel_and_wait([self._reader])
         with contextlib.suppress(RedisError, RuntimeError):
             await self._pubsub.aclose()

@@ -18,8 +18,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from server.ws import CLOSE_TIMEOUT
 from server.ws.asgi import Message, Receive, Send
-from server.ws.protocol import CLOSE_TIMEOUT, PAUSE_AT, WebSocketProtocol
+from server.ws.frames import frame
+from server.ws.protocol import PAUSE_AT, WebSocketProtocol
 from tests.support.frames import StreamClient, client_frame
 from tests.support.wait import eventually
 
@@ -217,6 +219,41 @@ async def test_data_after_the_apps_close_is_dropped_until_the_clients_close_arri
         finally:
             await closed(client)
     assert after == [{"type": "websocket.disconnect", "code": 4000, "reason": "done"}]
+
+
+@pytest.mark.parametrize("by", ["app", "protocol-error"])
+async def test_a_close_the_client_never_reads_is_dropped_after_the_close_time_out(
+    by: str,
+) -> None:
+    """The client reads nothing: the close frame stays behind what it has not read, and
+    the transport's `close()` would wait for ever to flush; so the socket is dropped,
+    whether the app closed or a frame that breaks a rule made `websockets` fail it."""
+    sockets: list[WebSocketProtocol] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        await send({"type": "websocket.accept"})
+        socket = protocol_of(scope)
+        sockets.append(socket)
+        while socket.ready():  # until the buffers are full: the client reads nothing
+            socket.write(frame(bytes(1 << 16), binary=True))
+            await asyncio.sleep(0)
+        if by == "app":
+            socket.close(4000, "")
+        await receive()
+
+    async with serving(app) as server:
+        client, _ = await raw_open(server.port, rcvbuf=4096)
+        try:
+            await eventually(lambda: bool(sockets) and not sockets[0].ready(), "full buffers")
+            if by == "protocol-error":
+                client.writer.write(client_frame(0x3, b""))  # a reserved opcode: 1002
+            await eventually(lambda: sockets[0].closing, "the close")
+            closed_at = asyncio.get_running_loop().time()
+            await eventually(lambda: sockets[0].lost, "the socket dropped", CLOSE_TIMEOUT + 5)
+            assert asyncio.get_running_loop().time() - closed_at >= CLOSE_TIMEOUT - 0.5
+        finally:
+            client.writer.transport.abort()
 
 
 async def test_a_client_that_stops_sending_is_closed_and_the_app_told() -> None:

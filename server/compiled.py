@@ -1,0 +1,49 @@
+"""The modules a compiled build turns into C (mypyc), and which of them this process runs.
+
+`DICEHALL_COMPILE=1 pip install .` (or `make test-compiled`, in a copy of the tree)
+compiles these with mypyc: the sans-I/O layers a delivery goes through (the games'
+engines, the room, its log and messages, the fan-out, the hub, the flusher, the
+protocol's connection, codec, rate limiter and WebSocket frames, the latency histogram).
+Compiled code turns a `bool` given for an `int` into an `int` before the code can see it,
+so what checks values from outside takes them as `object` (`State.apply_action`'s seat,
+`Game.new_state`'s seats) and checks them before they are stored. No coroutine is among them: a
+compiled coroutine that is cancelled can crash the interpreter (python/mypy#12867), and
+the server cancels on purpose (drains, time-outs). Every build also ships the pure
+modules, so whatever is not compiled, or cannot load, runs as Python. docs/operations.md,
+"A compiled build", says how to build and check one; `setup.py` reads `MODULES` from this
+file (which imports nothing of the project for that reason).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = (
+    "protocol.codec",
+    "protocol.ratelimit",
+    "protocol.server_connection",
+    "protocol.wsframes",
+    "rules.base",
+    "rules.fair",
+    "rules.qwinto.state",
+    "rules.qwirkle.state",
+    "rules.qwixx.sheet",
+    "rules.qwixx.state",
+    "rules.yamb.state",
+    "server.flusher",
+    "server.hub",
+    "server.metrics",
+    "server.outgoing",
+    "server.room",
+    "server.roomlog",
+    "server.ws.frames",
+)
+
+
+def compiled_modules() -> list[str]:
+    """Those of `MODULES` that this process imported from an extension module."""
+    return [name for name in MODULES if not _is_source(importlib.import_module(name).__file__)]
+
+
+def _is_source(path: str | None) -> bool:
+    return path is not None and path.endswith(".py")

@@ -47,24 +47,37 @@ class Health:
         self._back()
 
     async def watch(self) -> None:
-        """Ping Redis every half `reply_timeout`, for ever."""
+        """Ping Redis every half `reply_timeout`, for ever. Whatever a ping raises, the
+        watch goes on (as not answering): a watch that died would leave /readyz saying
+        ready for good."""
         while True:
             await asyncio.sleep(self.reply_timeout / 2)
-            answering = await self._pings()
+            try:
+                answering = await self._pings()
+            except Exception:
+                log.exception("the Redis health ping failed")
+                answering = False
             if self.answering and not answering:
                 log.warning("redis does not answer")
             self.answering = answering
 
     async def _pings(self) -> bool:
         """Redis answers a ping within `reply_timeout`. A connection that was merely cut
-        (CLIENT KILL, a restart of a proxy) fails at once: ping again on a new one."""
+        (CLIENT KILL, a restart of a proxy) fails at once: ping again on a new one. The
+        deadline is also checked between pings, not only by the time-out's cancel, which
+        a callee may swallow (see server/cancelling.py): one lost cancel must not leave
+        Redis "answering" while every ping fails."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.reply_timeout
         try:
-            async with asyncio.timeout(self.reply_timeout):
+            async with asyncio.timeout_at(deadline):
                 while True:
                     try:
                         await self._link().ping()
                         return True
                     except RedisError:
+                        if loop.time() >= deadline:
+                            return False
                         await asyncio.sleep(0.05)
         except TimeoutError:
             return False

@@ -5,7 +5,7 @@
 Rooms of four seats play Qwixx through every layer of `dicehall serve` above the socket:
 each seat is a `Peer` (protocol, session, bounded queue, the flusher) on a socket that
 only counts the bytes of the frames it is handed, and each request is a MessagePack frame
-fed to `Peer.receive` as the endpoint feeds it, with the features the load tester asks for
+fed to the `Peer` as the endpoint feeds it, with the features the load tester asks for
 (`timestamps`, `legal_in_window`). What is left out: uvicorn, the WebSocket parser, the
 kernel, and the load generator, whose share of the cores and of the caches makes
 `dicehall loadtest`'s CPU per delivery drift by a quarter between runs minutes apart.
@@ -99,7 +99,9 @@ class Bench:
 
     async def timed(self, seat: Seat, frame: bytes) -> None:
         start = time.process_time()
-        await seat.peer.receive(frame)
+        request = seat.peer.take(frame)  # (as the endpoint does: server/app.py, `_receive`)
+        if request is not None:
+            await seat.peer.session.handle(request)
         await turns()
         self.cpu += time.process_time() - start
 

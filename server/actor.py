@@ -22,7 +22,8 @@ from typing import Any
 
 from protocol.errors import ProtocolError
 
-from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R, execute
+from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R
+from .execute import execute
 from .journal import Entry, kept
 from .outgoing import Outgoing
 from .room import RoomCore

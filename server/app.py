@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from protocol.close import CloseCode
+from protocol.codec import Frame
 from protocol.server_connection import farewell
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
 
@@ -173,7 +174,7 @@ async def websocket(ws: WebSocket) -> None:
                     break
                 if not peer.closing:
                     data = message.get("bytes")
-                    await peer.receive(data if data is not None else message.get("text", ""))
+                    await _receive(peer, data if data is not None else message.get("text", ""))
                     await asyncio.sleep(0)  # (a queued frame is received without suspending)
     except (WebSocketDisconnect, RuntimeError):
         pass
@@ -200,9 +201,17 @@ def _transport(socket: FrameSocket | None) -> str:
 async def _read_socket(socket: FrameSocket, peer: Peer) -> None:
     while (frame := await socket.receive()) is not None:
         if not peer.closing:
-            await peer.receive(frame)
+            await _receive(peer, frame)
             if socket.waiting:
                 await asyncio.sleep(0)  # a burst: let the other connections in between
+
+
+async def _receive(peer: Peer, frame: Frame) -> None:
+    """One frame from the client: what the protocol answers itself is queued; a request
+    is handled (one reply, then the messages it releases)."""
+    request = peer.take(frame)
+    if request is not None:
+        await peer.session.handle(request)
 
 
 WEB_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "web"

@@ -31,11 +31,14 @@ MODULES = (
     "rules.qwixx.state",
     "rules.yamb.state",
     "server.flusher",
+    "server.execute",
     "server.hub",
     "server.metrics",
     "server.outgoing",
+    "server.peer",
     "server.room",
     "server.roomlog",
+    "server.stream",
     "server.ws.frames",
 )
 

@@ -21,7 +21,8 @@ import msgspec
 from protocol.errors import ProtocolError
 from protocol.subprotocols import Encoding
 
-from .commands import Command, CommandType, LegalCmd, SyncCmd, execute
+from .commands import Command, CommandType, LegalCmd, SyncCmd
+from .execute import execute
 from .outgoing import Outgoing
 from .room import RoomCore
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -28,7 +27,6 @@ from protocol.subprotocols import Encoding
 from .ws.frames import frame as ws_frame
 
 
-@dataclass(slots=True)
 class Outgoing:
     """One numbered room message: `message` for everyone, `private[seat]` for that seat,
     and `live[seat]` for that seat's holder as it happens.
@@ -42,18 +40,31 @@ class Outgoing:
     Frames are memoised per (variant, encoding, stamped): a message is encoded once per
     encoding and view (and once more with `sent_us` for members with the `timestamps`
     feature), however many members receive it.
+
+    (A plain class, not a dataclass: a dataclass's `__init__` is Python made at import, and
+    every room message runs it; this one compiles with the module.)
     """
 
-    message: RoomMessage
-    private: dict[int, RoomMessage] = field(default_factory=dict)
-    live: dict[int, RoomMessage] | None = None
-    produced: float = field(default_factory=time.monotonic)
-    sent_us: int | None = None
-    """The `timestamps` feature's stamp: set when the first member that asked is served."""
-    _frames: dict[tuple[int | None, Encoding, bool], Frame] = field(
-        default_factory=dict, repr=False
-    )
-    _wires: dict[tuple[int | None, Encoding, bool], bytes] = field(default_factory=dict, repr=False)
+    __slots__ = ("_frames", "_wires", "live", "message", "private", "produced", "sent_us")
+
+    def __init__(
+        self,
+        message: RoomMessage,
+        private: dict[int, RoomMessage] | None = None,
+        live: dict[int, RoomMessage] | None = None,
+    ) -> None:
+        self.message = message
+        self.private: dict[int, RoomMessage] = {} if private is None else private
+        self.live = live
+        self.produced = time.monotonic()
+        """When the room made it (the fan-out's latency counts from here)."""
+        self.sent_us: int | None = None
+        """The `timestamps` feature's stamp: set when the first member that asked is served."""
+        self._frames: dict[tuple[int | None, Encoding, bool], Frame] = {}
+        self._wires: dict[tuple[int | None, Encoding, bool], bytes] = {}
+
+    def __repr__(self) -> str:
+        return f"Outgoing({self.message!r}, private={self.private!r}, live={self.live!r})"
 
     @property
     def seq(self) -> int:

@@ -17,9 +17,8 @@ unchanged. Under another ASGI server frames go through ASGI messages one by one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 from prometheus_client import Counter
@@ -29,6 +28,7 @@ from protocol.close import CloseCode
 from protocol.codec import Frame
 from protocol.features import SERVER_FEATURES
 from protocol.limits import Limits
+from protocol.messages.client import ClientMessage
 from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
@@ -37,11 +37,9 @@ from .flusher import Flusher
 from .metrics import LatencyHistogram
 from .outgoing import Outgoing, queue_wires
 from .session import Services, Session
+from .writer import CloseSocket, SendFrame, write_loop
 from .ws import CLOSE_TIMEOUT, FrameSocket
 from .ws.frames import frame as ws_frame
-
-SendFrame = Callable[[Frame], Awaitable[None]]
-CloseSocket = Callable[[int, str], Awaitable[None]]
 
 
 class Peer:
@@ -74,7 +72,7 @@ class Peer:
         self._send: SendFrame | None = None
         self._close_socket: CloseSocket | None = None
         self._closing: Close | None = None
-        self._fanout_latency = fanout_latency
+        self.fanout_latency = fanout_latency
         self._slow_dropped = slow_dropped
         self._leaving: asyncio.Task[None] | None = None
         self.services = services
@@ -163,12 +161,7 @@ class Peer:
         socket = self._socket
         if socket is None or not self._queue:
             return
-        if socket.ready():
-            self._write_queue(socket)
-        elif socket.gone():
-            self._clear()
-        else:
-            self._backed_up()
+        if not self.write_ready(socket):
             self._wake_writer()  # paused: the writer task waits until it drains
 
     def _backed_up(self) -> None:
@@ -185,7 +178,7 @@ class Peer:
         # (comprehensions, not one loop with a call per frame: this runs per delivery)
         queue, self._queue = self._queue, []
         self._backlog = None
-        latency = self._fanout_latency
+        latency = self.fanout_latency
         if latency is not None:
             now = time.monotonic()
             latency.observe_each([now - produced for _, produced in queue if produced])
@@ -217,13 +210,17 @@ class Peer:
                 self._give_up = self._loop.call_later(CLOSE_TIMEOUT, self._socket.abort)
         self._wake_writer()
 
-    async def receive(self, data: Frame) -> None:
-        """One frame from the client: protocol replies go out, requests are handled."""
+    def take(self, data: Frame) -> ClientMessage | None:
+        """One frame from the client: what the protocol answers itself (an error, a close)
+        is queued, and the request it carries, if any, is returned for the caller to
+        `await self.session.handle(...)` (a frame carries one message at most)."""
+        request: ClientMessage | None = None
         for item in self.protocol.receive(data, time.monotonic()):
             if isinstance(item, Send | Close):
                 self._apply(item)
             else:
-                await self.session.handle(item)
+                request = item
+        return request
 
     def attach(self, send: SendFrame, close: CloseSocket) -> None:
         """The socket's ASGI side. Its writer task starts now, or on the fast path only
@@ -242,42 +239,45 @@ class Peer:
         self.stop_timeouts()
 
     def _wake_writer(self) -> None:
-        if self._send is None:
+        if self._send is None or self._close_socket is None:
             return  # not attached yet: `attach` starts the writer for what is queued
         if self._wake is None:
             self._wake = asyncio.Event()
-            self._writer = self._loop.create_task(self._write_loop())
+            self._writer = self._loop.create_task(
+                write_loop(self, self._send, self._close_socket, self._wake)
+            )
         self._wake.set()
 
-    async def _write_loop(self) -> None:
-        """Drain the queue to the socket until a close instruction is reached."""
-        assert self._wake is not None and self._send is not None
-        assert self._close_socket is not None
-        send, close, wake = self._send, self._close_socket, self._wake
-        latency = self._fanout_latency
-        socket = self._socket
-        while True:
-            await wake.wait()
-            wake.clear()
-            while socket is not None and self._queue:
-                if socket.gone():
-                    self._clear()
-                elif socket.ready():
-                    self._write_queue(socket)
-                else:
-                    self._backed_up()
-                    await socket.drained()
-            while self._queue:
-                frame, produced = self._queue.pop(0)
-                if self._backlog is not None:
-                    self._backlog -= len(frame)
-                await send(frame)
-                if produced and latency is not None:
-                    latency.observe(time.monotonic() - produced)
-            if self._closing is not None:
-                with contextlib.suppress(Exception):
-                    await close(int(self._closing.code), self._closing.reason)
-                return
+    def write_ready(self, socket: FrameSocket) -> bool:
+        """Write the queue if `socket` takes it now (dropped if the socket is gone);
+        False while it is paused: the writer waits for it to drain, counting the backlog."""
+        if socket.gone():
+            self._clear()
+        elif socket.ready():
+            self._write_queue(socket)
+        else:
+            self._backed_up()
+            return False
+        return True
+
+    def next_frame(self) -> tuple[Frame, float] | None:
+        """The oldest queued frame and when it was produced (frames sent one at a time,
+        through ASGI), or None."""
+        if not self._queue:
+            return None
+        frame, produced = self._queue.pop(0)
+        if self._backlog is not None:
+            self._backlog -= len(frame)
+        return frame, produced
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._queue)
+
+    @property
+    def goodbye(self) -> Close | None:
+        """The close the protocol decided on, once it has."""
+        return self._closing
 
     def start_timeouts(self) -> None:
         """Hello and idle time-outs: a timer (not a task: one per connection adds up)."""

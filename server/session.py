@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +32,7 @@ from protocol.features import (
 from protocol.messages import client as requests
 from protocol.messages import results
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
-from protocol.messages.server import GameOver, ServerMessage
+from protocol.messages.server import ServerMessage
 from rules import RulesError, all_games, get_game
 from rules.bots import bot_names
 
@@ -56,12 +55,13 @@ from .commands import (
 from .hub import Hub
 from .identity import Player, PlayerKeys
 from .outgoing import Outgoing
+from .stream import RoomSink, RoomStream
 from .tokens import TokenSigner
 
 log = logging.getLogger("dicehall.session")
 
 
-class Sink(Protocol):
+class Sink(RoomSink, Protocol):
     """Where a session's output goes, in order."""
 
     def reply(self, request_id: int, result: msgspec.Struct) -> None: ...
@@ -69,9 +69,6 @@ class Sink(Protocol):
     def fail(self, request_id: int, error: errors.ProtocolError) -> None: ...
 
     def message(self, message: ServerMessage) -> None: ...
-
-    def room(self, outgoing: Sequence[Outgoing], seat: int | None) -> None:
-        """Room messages as `seat` sees them (None: the public view), in order."""
 
     def replaced(self, room: str) -> None:
         """Another connection took this session's seat in `room` with its token."""
@@ -111,26 +108,23 @@ class Session:
         self.player: str | None = None
         """The player id this connection plays as (the `identity` feature): the seats it
         takes are that player's."""
-        self.seats: dict[str, int] = {}
-        """Rooms where this session holds a seat (and receives messages once synced)."""
+        self.stream = RoomStream(sink)
+        """Its member of the hub: the room messages it is sent (stream.py)."""
+        self.seats = self.stream.seats
         self.watching: set[str] = set()
-        self.hosting: dict[str, str] = {}
-        """Room -> host key, for the rooms this session created."""
+        self.hosting = self.stream.hosting
         self.claimed: set[str] = set()
         """Rooms whose seat `hello` took back (held already, in `seats`), waiting for their
         `resume` to start the stream; the seat cannot act before it."""
         self._members: set[str] = set()
-        self._held: dict[str, list[Outgoing]] = {}
-        self._seen: dict[str, int] = {}
-        """The last seq sent per room: a message that arrives twice is sent once."""
+        self._held = self.stream.held
+        self._seen = self.stream.seen
         self._subscribed: set[str] = set()
         self.closed = False
         self.timestamps = False
         """The `timestamps` feature is on: live room messages carry `sent_us`."""
         self.legal_without_view = False
         """The `legal_without_view` feature is on: `legal` may say `view: false`."""
-        self.progress = False
-        """The `progress` feature is on: who has answered a shared window, as they do."""
         self.legal_in_window = False
         """The `legal_in_window` feature is on: the seats it takes get their legal actions
         with each window (the room keeps that per seat: `Seat.legal`)."""
@@ -138,27 +132,7 @@ class Session:
     # --- the hub's side ------------------------------------------------------------------
 
     def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
-        held = self._held.get(room)
-        if held is not None:
-            held.extend(outgoing)
-            return
-        seen = self._seen.get(room, 0)
-        if not outgoing or outgoing[0].seq <= seen:  # (held ones overlap a catch-up)
-            outgoing = [out for out in outgoing if out.seq > seen]
-            if not outgoing:
-                return
-        # (seqs rise within a list: each commit's, and held ones)
-        self.sink.room(outgoing, self.seats.get(room))
-        self._seen[room] = outgoing[-1].seq
-        if room in self.hosting and any(type(out.message) is GameOver for out in outgoing):
-            self.hosting.pop(room)  # a finished room is nothing to host: off the limit
-
-    def deliver_progress(self, room: str, progress: Outgoing) -> None:
-        """(The hub calls only members that asked.) Sent only as of the last message sent
-        here: a catch-up under way (held) or a message not yet here would make it stale or
-        early; the next one corrects it."""
-        if room not in self._held and self._seen.get(room) == progress.seq:
-            self.sink.room((progress,), None)
+        self.stream.deliver(room, outgoing)
 
     # --- requests ------------------------------------------------------------------------
 
@@ -292,7 +266,7 @@ class Session:
                 rejected.append(i)
         self.timestamps = TIMESTAMPS in features
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
-        self.progress = PROGRESS in features
+        self.stream.progress = PROGRESS in features
         self.legal_in_window = LEGAL_IN_WINDOW in features
         result = results.HelloResult(
             name=self.name, seats=held, rejected=rejected, features=features
@@ -494,7 +468,7 @@ class Session:
         """An in-process member (a house bot) that holds `seat` and listens from now on."""
         self.seats[room] = seat
         self._members.add(room)
-        self.services.hub.add(room, self)
+        self.services.hub.add(room, self.stream)
 
     def detach(self, room: str) -> None:
         self.seats.pop(room, None)
@@ -504,7 +478,7 @@ class Session:
         """Become a member now, holding what arrives until the catch-up is sent."""
         self._held[room] = []
         self._members.add(room)
-        self.services.hub.add(room, self)
+        self.services.hub.add(room, self.stream)
         if room not in self._subscribed:
             self._subscribed.add(room)
             try:
@@ -517,7 +491,7 @@ class Session:
         self._held.pop(room, None)
         self._seen.pop(room, None)
         self._members.discard(room)
-        self.services.hub.remove(room, self)
+        self.services.hub.remove(room, self.stream)
         if room in self._subscribed:
             self._subscribed.discard(room)
             self.services.backend.unsubscribe(room)
@@ -527,7 +501,7 @@ class Session:
             self.sink.message(sync.snapshot)
         for message in sync.messages or ():
             self.sink.message(message)
-        if sync.progress is not None and self.progress:
+        if sync.progress is not None and self.stream.progress:
             self.sink.message(sync.progress)
         held = self._held.pop(room, [])
         self._seen[room] = sync.seq

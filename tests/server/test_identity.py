@@ -164,7 +164,7 @@ async def test_a_key_not_signed_here_fails_hello_and_changes_nothing() -> None:
                 )
             assert "without a key" in caught.value.message
             assert (member.session.name, member.session.player) == (None, None)
-            assert not member.session.progress
+            assert not member.session.stream.progress
             await member.ask(requests.Hello, client="t", name="Ada", features=["identity"])
             player = hello_result(member).player
             assert not isinstance(player, msgspec.UnsetType) and player.id != real.id

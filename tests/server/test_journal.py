@@ -1,6 +1,6 @@
 """The journal: a snapshot plus the commands run since reach the room of the last commit.
 
-Sans I/O: commands go through `commands.execute` as the actor runs them, with the time
+Sans I/O: commands go through `execute.execute` as the actor runs them, with the time
 each ran; a snapshot is taken partway and the rest is replayed onto a copy, for every
 game, with joins, leaves, presence, chat, spectators, time-outs and the host role mixed in.
 """
@@ -30,8 +30,8 @@ from server.commands import (
     SyncCmd,
     TokenCmd,
     WatchCmd,
-    execute,
 )
+from server.execute import execute
 from server.outgoing import Outgoing
 from server.room import RoomCore
 

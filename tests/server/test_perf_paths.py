@@ -151,8 +151,8 @@ async def test_a_burst_from_one_client_lets_the_others_run_between_its_frames() 
     class Conn:
         closing = False
 
-        async def receive(self, frame: str) -> None:
-            order.append(frame)
+        def take(self, frame: str) -> None:
+            order.append(frame)  # (no request: nothing to handle)
 
     async def other() -> None:
         for _ in range(3):

@@ -305,13 +305,22 @@ async def test_in_a_cluster_a_command_nobody_heard_is_sent_anew_until_the_owner_
             a, b = servers
             ada, bo, room = await two_seats(a, b)
             owner, asker = backend(a), backend(b)
-            await owner.link.unsubscribe(command_channel(room))
+            channel = command_channel(room)
+            await owner.link.unsubscribe(channel)
+
+            async def nobody_listens() -> bool:  # (the unsubscribe is not waited for)
+                counts = await asyncio.to_thread(
+                    lambda: [n.cli("pubsub", "shardnumsub", channel) for n in nodes.nodes]
+                )
+                return all(out.split()[-1] == "0" for out in counts)
+
+            await eventually(nobody_listens, "the owner's unsubscribe")
             before = asker.bus.forwarded
             said = asyncio.ensure_future(bo.ask(requests.SendChat, room=room, text="anew"))
             try:
                 await eventually(lambda: asker.bus.forwarded >= before + 3, "sent anew")
                 assert not said.done()
-                await owner.link.subscribe(command_channel(room))
+                await owner.link.subscribe(channel)
                 chat = await asyncio.wait_for(said, 10)
             finally:
                 said.cancel()

@@ -251,10 +251,10 @@ class Peer:
     def write_ready(self, socket: FrameSocket) -> bool:
         """Write the queue if `socket` takes it now (dropped if the socket is gone);
         False while it is paused: the writer waits for it to drain, counting the backlog."""
-        if socket.gone():
-            self._clear()
-        elif socket.ready():
+        if socket.ready():
             self._write_queue(socket)
+        elif socket.gone():
+            self._clear()
         else:
             self._backed_up()
             return False

@@ -129,7 +129,7 @@ class Session:
         """The `legal_in_window` feature is on: the seats it takes get their legal actions
         with each window (the room keeps that per seat: `Seat.legal`)."""
 
-    # --- the hub's side ------------------------------------------------------------------
+    # --- room messages (the hub's member is `stream`) ----------------------------------
 
     def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
         self.stream.deliver(room, outgoing)

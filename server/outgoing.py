@@ -147,9 +147,8 @@ def queue_wires(
     public view made once for all the messages: this runs for every delivery."""
     public: tuple[int | None, Encoding, bool] = (None, encoding, stamped)
     for out in outgoing:
-        key = public
-        if seat is not None and (seat in out.private or (out.live and seat in out.live)):
-            key = (seat, encoding, stamped)
+        variant = out._variant(seat)
+        key = public if variant is None else (variant, encoding, stamped)
         wire = out._wires.get(key)
         if wire is None:
             wire = out._wire(key)

@@ -54,7 +54,6 @@ from .commands import (
 )
 from .hub import Hub
 from .identity import Player, PlayerKeys
-from .outgoing import Outgoing
 from .stream import RoomSink, RoomStream
 from .tokens import TokenSigner
 
@@ -117,8 +116,6 @@ class Session:
         """Rooms whose seat `hello` took back (held already, in `seats`), waiting for their
         `resume` to start the stream; the seat cannot act before it."""
         self._members: set[str] = set()
-        self._held = self.stream.held
-        self._seen = self.stream.seen
         self._subscribed: set[str] = set()
         self.closed = False
         self.timestamps = False
@@ -128,11 +125,6 @@ class Session:
         self.legal_in_window = False
         """The `legal_in_window` feature is on: the seats it takes get their legal actions
         with each window (the room keeps that per seat: `Seat.legal`)."""
-
-    # --- room messages (the hub's member is `stream`) ----------------------------------
-
-    def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
-        self.stream.deliver(room, outgoing)
 
     # --- requests ------------------------------------------------------------------------
 
@@ -345,7 +337,7 @@ class Session:
             )
         except BaseException:
             if watching:  # still a spectator: it keeps its stream, held messages included
-                self.deliver(room, self._held.pop(room, []))
+                self.stream.deliver(room, self.stream.held.pop(room, []))
             else:
                 self._unhold(room)
             raise
@@ -388,7 +380,7 @@ class Session:
         if fresh:
             await self._hold(room)
         else:
-            self._held.setdefault(room, [])
+            self.stream.held.setdefault(room, [])
         try:
             sync: Sync = await self.services.backend.call(
                 room, SyncCmd(seat=seat, last_seq=req.last_seq)
@@ -476,7 +468,7 @@ class Session:
 
     async def _hold(self, room: str) -> None:
         """Become a member now, holding what arrives until the catch-up is sent."""
-        self._held[room] = []
+        self.stream.held[room] = []
         self._members.add(room)
         self.services.hub.add(room, self.stream)
         if room not in self._subscribed:
@@ -488,8 +480,8 @@ class Session:
                 raise
 
     def _unhold(self, room: str) -> None:
-        self._held.pop(room, None)
-        self._seen.pop(room, None)
+        self.stream.held.pop(room, None)
+        self.stream.seen.pop(room, None)
         self._members.discard(room)
         self.services.hub.remove(room, self.stream)
         if room in self._subscribed:
@@ -503,9 +495,9 @@ class Session:
             self.sink.message(message)
         if sync.progress is not None and self.stream.progress:
             self.sink.message(sync.progress)
-        held = self._held.pop(room, [])
-        self._seen[room] = sync.seq
-        self.deliver(room, held)
+        held = self.stream.held.pop(room, [])
+        self.stream.seen[room] = sync.seq
+        self.stream.deliver(room, held)
 
     def _seat(self, room: str) -> int:
         if room in self.claimed:

@@ -12,7 +12,7 @@ frame is immutable, so one encoding can be written to any number of sockets.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -42,10 +42,14 @@ _MSGPACK_ENCODER = msgspec.msgpack.Encoder()
 _JSON_ENCODER = msgspec.json.Encoder()
 _DECODE_FAILURES = (msgspec.DecodeError, UnicodeError, RecursionError)
 
+_MSGPACK: Final = Encoding.MSGPACK
+"""(A constant of the module: each `Encoding.MSGPACK` is a lookup on an enum class, five
+times a plain attribute's, several times per delivery; docs/contributing.md, "Hot paths".)"""
+
 
 def encode(message: msgspec.Struct, encoding: Encoding) -> Frame:
     """One frame for `message`; encode once, send to every recipient of that view."""
-    if encoding is Encoding.MSGPACK:
+    if encoding is _MSGPACK:
         return _MSGPACK_ENCODER.encode(message)
     return _JSON_ENCODER.encode(message).decode()
 
@@ -77,8 +81,8 @@ class _Decoders:
         self.typed, self.untyped = _msgspec_decoders(encoding, typ)
 
     def check_frame(self, data: Frame) -> None:
-        if isinstance(data, str) is (self.encoding is Encoding.MSGPACK):
-            want = "binary" if self.encoding is Encoding.MSGPACK else "text"
+        if isinstance(data, str) is (self.encoding is _MSGPACK):
+            want = "binary" if self.encoding is _MSGPACK else "text"
             raise WrongFrameError(f"{self.encoding.value} messages travel in {want} frames")
         size = len(data)
         if isinstance(data, str) and size * 4 > self.max_frame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -31,7 +31,7 @@ from .errors import (
 from .limits import Limits
 from .messages.client import ClientMessage, Hello
 from .messages.server import ErrorMessage, Goodbye, Reply, ServerMessage, Welcome
-from .ratelimit import Admission, TokenBucket
+from .ratelimit import CLOSE, LIMIT, TokenBucket
 from .subprotocols import Encoding, subprotocol
 
 
@@ -60,6 +60,12 @@ class ConnectionState(Enum):
     CLOSED = "closed"
 
 
+_AWAITING_HELLO: Final = ConnectionState.AWAITING_HELLO
+_OPEN: Final = ConnectionState.OPEN
+_CLOSED: Final = ConnectionState.CLOSED
+"""(Module constants, as protocol/ratelimit.py's `ALLOW`: asked for every frame.)"""
+
+
 class ServerConnection:
     """One client connection as the server sees it. `now` is monotonic seconds."""
 
@@ -70,7 +76,7 @@ class ServerConnection:
         self._bucket = TokenBucket(self.limits.rate, self.limits.burst, now)
         self._opened = now
         self._heard = now
-        self._state = ConnectionState.AWAITING_HELLO
+        self._state = _AWAITING_HELLO
         self._last_id = -1
         self._pending: set[int] = set()
         self._errors_in_row = 0
@@ -94,11 +100,11 @@ class ServerConnection:
 
     def receive(self, data: Frame, now: float) -> list[Received]:
         """Everything one incoming frame produces, in order."""
-        if self._state is ConnectionState.CLOSED:
+        if self._state is _CLOSED:
             return []
         self._heard = now
         admission = self._bucket.take(now)
-        if admission is Admission.CLOSE:
+        if admission is CLOSE:
             return [*self.close(CloseCode.RATE_LIMIT, "flood: far over the rate limit")]
         try:
             message = self._decoder.decode(data)
@@ -110,14 +116,14 @@ class ServerConnection:
         if rid <= self._last_id:
             return self._refuse(DuplicateIdError(f"id {rid} was already used", request_id=rid))
         self._last_id = rid
-        if admission is Admission.LIMIT:
+        if admission is LIMIT:
             return [Send(self._error_frame(RateLimitedError(request_id=rid)))]
         if isinstance(message, Hello):
-            if self._state is ConnectionState.OPEN:
+            if self._state is _OPEN:
                 return self._refuse(AlreadyHelloError(request_id=rid))
-            self._state = ConnectionState.OPEN
+            self._state = _OPEN
             self._hello = rid
-        elif self._state is ConnectionState.AWAITING_HELLO:
+        elif self._state is _AWAITING_HELLO:
             return self._refuse(HelloFirstError(request_id=rid))
         self._errors_in_row = 0
         self._pending.add(rid)
@@ -129,15 +135,15 @@ class ServerConnection:
 
     def deadline(self) -> float:
         """When `tick` would next close the connection if nothing is heard before."""
-        if self._state is ConnectionState.AWAITING_HELLO:
+        if self._state is _AWAITING_HELLO:
             return self._opened + self.limits.hello_timeout_ms / 1000
         return self._heard + self.limits.idle_timeout_ms / 1000
 
     def tick(self, now: float) -> list[Output]:
         """Time-outs: no hello soon enough, or nothing heard for too long."""
-        if self._state is ConnectionState.CLOSED or now < self.deadline():
+        if self._state is _CLOSED or now < self.deadline():
             return []
-        if self._state is ConnectionState.AWAITING_HELLO:
+        if self._state is _AWAITING_HELLO:
             return self.close(CloseCode.HELLO_TIMEOUT, "no hello in time")
         return self.close(CloseCode.IDLE_TIMEOUT, "nothing heard in time")
 
@@ -169,9 +175,9 @@ class ServerConnection:
         if it had not come, with the hello time-out counted from it: the client can say
         it again (without the key) on the same connection."""
         self._settle(request_id)
-        if request_id == self._hello and self._state is ConnectionState.OPEN:
+        if request_id == self._hello and self._state is _OPEN:
             self._hello = None
-            self._state = ConnectionState.AWAITING_HELLO
+            self._state = _AWAITING_HELLO
             self._opened = self._heard
         return self._encode_reply(Reply(id=request_id, ok=False, error=error.body()))
 
@@ -183,9 +189,9 @@ class ServerConnection:
 
     def close(self, code: CloseCode, text: str = "", retry_ms: int | None = None) -> list[Output]:
         """Start closing: a goodbye frame, then the close instruction. Idempotent."""
-        if self._state is ConnectionState.CLOSED:
+        if self._state is _CLOSED:
             return []
-        self._state = ConnectionState.CLOSED
+        self._state = _CLOSED
         return [*farewell(code, text, self.encoding, retry_ms)]
 
     # --- internals -----------------------------------------------------------------------

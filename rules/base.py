@@ -308,9 +308,16 @@ def action_kinds(actions: Iterable[JSON]) -> list[str]:
     return sorted({a["type"] for a in actions})
 
 
+def is_map(value: object) -> bool:
+    """`isinstance(value, Mapping)`, asked of a dict first: an action is checked on every
+    act, and the ABC's check is a Python call where a dict's is one C test (half a per
+    cent of a loaded server's samples, docs/benchmarks.md, "Cheaper acts")."""
+    return isinstance(value, (dict, Mapping))  # (in this order)
+
+
 def field_of(action: Action, key: str, kind: type, rule: str = "malformed-action") -> Any:
     """Read a required field of the given exact type (bool is not an int)."""
-    if not isinstance(action, Mapping):
+    if not is_map(action):
         raise IllegalAction("an action must be a map", rule)
     if key not in action:
         raise IllegalAction(f"the action needs a {key!r} field", rule)
@@ -323,7 +330,7 @@ def field_of(action: Action, key: str, kind: type, rule: str = "malformed-action
 
 
 def action_type(action: Action, allowed: Iterable[str]) -> str:
-    if not isinstance(action, Mapping):
+    if not is_map(action):
         raise IllegalAction("an action must be a map with a 'type'", "malformed-action")
     kind = action.get("type")
     if not isinstance(kind, str):

@@ -8,16 +8,17 @@ the caller or takes the next command: nothing is shown that is not committed, an
 thing acknowledged before its commit is an answer a shared window keeps back, which shows
 nothing (server/room.py, `RoomCore._keeps_back`). The deadline is an absolute time kept in
 the core: the timer is only a reminder, re-armed whenever the core's deadline changes.
+
+Compiled (server/compiled.py): every request to a room passes here. Its waiting (the
+room's task, a commit that must be awaited, stopping) is in server/room_task.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from protocol.errors import ProtocolError
@@ -27,10 +28,9 @@ from .execute import execute
 from .journal import Entry, kept
 from .outgoing import Outgoing
 from .room import RoomCore
+from .room_task import run_room, stop_room
 
 log = logging.getLogger("dicehall.room")
-
-_STOP = object()
 
 Rider = Callable[[Any], object]
 """Turns a command's result into something its commit carries along (the Redis backend:
@@ -76,10 +76,10 @@ class RoomActor:
         self._commit = commit
         self._commit_now = commit_now
         self._spawn_bot = spawn_bot
-        self._inbox: list[Any] = []
-        """Commands waiting for the room's task: a list and a future to wake the task,
-        not an `asyncio.Queue` (3.3 KB per room in four deques; docs/benchmarks.md,
-        "Memory")."""
+        self._inbox: list[Queued | None] = []
+        """Commands waiting for the room's task (None: stop), a list and a future to wake
+        the task, not an `asyncio.Queue` (3.3 KB per room in four deques; docs/
+        benchmarks.md, "Memory")."""
         self._wakeup: asyncio.Future[None] | None = None
         self._queued = 0
         """Commands in the inbox or being run by the task."""
@@ -100,47 +100,14 @@ class RoomActor:
     def start(self) -> None:
         self._arm()
 
-    async def stop(self, grace: float = 2.0) -> None:
+    def stop(self, grace: float = 2.0) -> Coroutine[Any, Any, None]:
         """Finish the commands already queued (within `grace` seconds), then stop."""
-        self._stopped = True
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._task is not None and not self._task.done():
-            self._inbox.append(_STOP)
-            self._wake()
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), grace)
-            except (TimeoutError, asyncio.CancelledError):
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
-        inbox, self._inbox = self._inbox, []
-        for item in inbox:
-            if item is not _STOP:
-                fut = item[1]
-                if fut is not None and not fut.done():
-                    fut.cancel()
+        return stop_room(self, grace)
 
     def unwritten(self) -> bool:
         """Commands ran since the last commit (answers the room kept back): a hand-over
         writes the room before it lets go, so that none of them is lost."""
         return bool(self._journal)
-
-    async def call(self, cmd: Command[R], rider: Rider | None = None) -> R:
-        """Run `cmd` in turn; its result, once its messages are committed.
-
-        As `submit`, without a future where none is needed: a command that finds the room
-        idle and commits nothing, or commits at once, is answered straight from here (most
-        are: every answer to a shared window but the last)."""
-        if self._queued or self._stopped:
-            return await self.submit(cmd, rider)
-        ran = self._run_here(cmd)
-        if self._waits(ran, rider):
-            committed: R = await self._first_in_line(ran, rider)
-            return committed
-        self._settle_now(ran, None)
-        result: R = ran.result
-        return result
 
     def submit(self, cmd: Command[R], rider: Rider | None = None) -> asyncio.Future[R]:
         """Run `cmd` in turn; the future gets its result once its messages are committed
@@ -166,6 +133,75 @@ class RoomActor:
         self._settle_now(ran, fut)
         return fut
 
+    # --- for the room's task (server/room_task.py) ---------------------------------------
+
+    def wakeup(self) -> asyncio.Future[None] | None:
+        """What the room's task waits for while the inbox is empty (None: it is not)."""
+        if self._inbox:
+            return None
+        wakeup = self._wakeup = self._loop.create_future()
+        return wakeup
+
+    def take(self) -> Queued | None:
+        """The next item of the inbox, which is not empty; None: stop."""
+        return self._inbox.pop(0)
+
+    def run_queued(self, item: Queued) -> Ran | None:
+        """Run a queued command (a `Ran` is one run already); what it made if its commit
+        must be awaited (`commit`), else None: it is settled, or failed and its caller
+        told."""
+        what, fut, rider = item
+        if isinstance(what, Ran):
+            return what
+        ran = self._execute(what, fut)
+        if ran is None or self._waits(ran, rider):
+            return ran
+        self._settle_now(ran, fut)
+        return None
+
+    def commit(self, ran: Ran, rider: Rider | None) -> Awaitable[None]:
+        """Commit what `ran` made, with the commands since the last commit; `done` once
+        that is awaited."""
+        self._note(ran)
+        journal: list[Entry] = []
+        if self._journal:
+            journal, self._journal = self._journal, []
+        riding = None if rider is None else rider(ran.result)
+        return self._commit(self.core, ran.out, riding, journal)
+
+    def done(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
+        if fut is not None and not fut.done():
+            fut.set_result(ran.result)
+        self._after(ran.cmd, ran.result)
+
+    def finished(self) -> None:
+        """The task is through with an item (run, failed or cancelled)."""
+        self._queued -= 1
+
+    def halt(self) -> asyncio.Task[None] | None:
+        """Take no more commands; the room's task if it runs, told to stop after what it
+        was given."""
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+        task = self._task
+        if task is None or task.done():
+            return None
+        self._inbox.append(None)
+        self._wake()
+        return task
+
+    def drop_inbox(self) -> None:
+        """Cancel what the stopped room never ran."""
+        inbox, self._inbox = self._inbox, []
+        for item in inbox:
+            if item is not None:
+                fut = item[1]
+                if fut is not None and not fut.done():
+                    fut.cancel()
+
+    # --- in turn -------------------------------------------------------------------------
+
     def _first_in_line(self, ran: Ran, rider: Rider | None) -> asyncio.Future[Any]:
         """Hand what `ran` made to the room's task, to commit before anything queued."""
         fut: asyncio.Future[Any] = self._loop.create_future()
@@ -174,58 +210,18 @@ class RoomActor:
         self._wake()
         return fut
 
-    def _put(self, item: tuple[Command[Any], asyncio.Future[Any] | None, Rider | None]) -> None:
+    def _put(self, item: Queued) -> None:
         self._queued += 1
         self._inbox.append(item)
         self._wake()
 
     def _wake(self) -> None:
         if self._task is None:  # (it finds the inbox as it starts)
-            self._task = self._loop.create_task(self._run(), name=f"room-{self.core.id}")
+            self._task = self._loop.create_task(run_room(self), name=f"room-{self.core.id}")
             return
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
-
-    async def _run(self) -> None:
-        loop = self._loop
-        while True:
-            while not self._inbox:
-                self._wakeup = loop.create_future()
-                try:
-                    await self._wakeup
-                finally:
-                    self._wakeup = None
-            item = self._inbox.pop(0)
-            if item is _STOP:
-                return
-            what, fut, rider = item
-            try:
-                if isinstance(what, Ran):  # run already: commit it
-                    await self._settle(what, fut, rider)
-                else:
-                    await self._step(what, fut, rider)
-            except asyncio.CancelledError:
-                if fut is not None and not fut.done():
-                    fut.cancel()
-                raise
-            except Exception as exc:  # a bug must not kill the room for everyone
-                log.exception("room %s: %r failed", self.core.id, what)
-                if fut is not None and not fut.done():
-                    fut.set_exception(exc)
-            finally:
-                self._queued -= 1
-
-    async def _step(
-        self, cmd: Command[Any], fut: asyncio.Future[Any] | None, rider: Rider | None
-    ) -> None:
-        ran = self._execute(cmd, fut)
-        if ran is None:
-            return
-        if self._waits(ran, rider):
-            await self._settle(ran, fut, rider)
-        else:
-            self._settle_now(ran, fut)
 
     def _execute(self, cmd: Command[Any], fut: asyncio.Future[Any] | None) -> Ran | None:
         """Run `cmd` on the room; None when it failed, and its caller is told."""
@@ -254,16 +250,6 @@ class RoomActor:
         for a command without a rider, is done at once)."""
         return bool(ran.out) and (rider is not None or self._commit_now is None)
 
-    async def _settle(self, ran: Ran, fut: asyncio.Future[Any] | None, rider: Rider | None) -> None:
-        """Commit what `ran` made (with the commands since the last commit), then answer."""
-        self._note(ran)
-        journal: list[Entry] = []
-        if self._journal:
-            journal, self._journal = self._journal, []
-        riding = None if rider is None else rider(ran.result)
-        await self._commit(self.core, ran.out, riding, journal)
-        self._done(ran, fut)
-
     def _settle_now(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
         """What `ran` made needs no wait: nothing (then, after an answer the room kept
         back, show who has answered), or the memory backend's delivery."""
@@ -273,18 +259,13 @@ class RoomActor:
             self._commit_now(self.core, ran.out)
         elif self._progress is not None and isinstance(ran.cmd, ActCmd):
             self._progress(self.core)
-        self._done(ran, fut)
+        self.done(ran, fut)
 
     def _note(self, ran: Ran) -> None:
         if self._journal is not None and kept(ran.cmd):
             self._journal.append((ran.cmd, ran.now))
         if isinstance(ran.cmd, ExpireCmd) and ran.out and self._expired is not None:
             self._expired.value += 1
-
-    def _done(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
-        if fut is not None and not fut.done():
-            fut.set_result(ran.result)
-        self._after(ran.cmd, ran.result)
 
     def _after(self, cmd: Command[Any], result: Any) -> None:
         if isinstance(cmd, AddBotsCmd) and self._spawn_bot is not None:
@@ -327,11 +308,18 @@ class RoomActor:
         self._put((ExpireCmd(), None, None))
 
 
-@dataclass(slots=True)
 class Ran:
     """A command the room ran, with what it made, waiting to be committed and answered."""
 
-    cmd: Command[Any]
-    now: float
-    result: Any
-    out: list[Outgoing]
+    __slots__ = ("cmd", "now", "out", "result")
+
+    def __init__(self, cmd: Command[Any], now: float, result: Any, out: list[Outgoing]) -> None:
+        self.cmd = cmd
+        self.now = now
+        self.result = result
+        self.out = out
+
+
+Queued = tuple[Command[Any] | Ran, asyncio.Future[Any] | None, Rider | None]
+"""An inbox item: a command to run (or one run already, to commit), the future of its
+caller if one waits, and its rider."""

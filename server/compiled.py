@@ -2,10 +2,11 @@
 
 `DICEHALL_COMPILE=1 pip install .` (or `make test-compiled`, in a copy of the tree)
 compiles these with mypyc: the sans-I/O layers a delivery goes through (the games'
-engines, the room, its log and messages, the command dispatch, the fan-out, the hub, each
-connection's room stream and peer, the flusher, the protocol's connection, codec, rate
-limiter and WebSocket frames, the latency histogram). Their coroutines live beside them
-(the peer's writer task in writer.py, the session in session.py).
+engines, the room, its actor, log and messages, the command dispatch, the fan-out, the
+hub, each connection's room stream and peer, the flusher, the protocol's connection,
+codec, rate limiter and WebSocket frames, the latency histogram). Their coroutines live beside them
+(the peer's writer task in writer.py, the room's task in room_task.py, the session in
+session.py).
 Compiled code turns a `bool` given for an `int` into an `int` before the code can see it,
 so what checks values from outside takes them as `object` (`State.apply_action`'s seat,
 `Game.new_state`'s seats) and checks them before they are stored. No coroutine is among them: a
@@ -32,8 +33,9 @@ MODULES = (
     "rules.qwixx.sheet",
     "rules.qwixx.state",
     "rules.yamb.state",
-    "server.flusher",
+    "server.actor",
     "server.execute",
+    "server.flusher",
     "server.hub",
     "server.metrics",
     "server.outgoing",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -17,30 +17,66 @@ from protocol.subprotocols import Encoding
 
 from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 
+_MSGPACK: Final = Encoding.MSGPACK  # (a module constant: protocol/codec.py, `_MSGPACK`)
+
 LOG_BLOCK = 32
 """Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~85 bytes
 each, ~123 as bytes objects) pack to ~13 bytes a message with zlib level 1 and the game's
 dictionary (~19 without one); appending takes ~1.3 µs a message instead of 0.5
 (docs/benchmarks.md, "Memory")."""
 
-_DICTIONARIES: dict[str, bytes] = {}
-"""A preset deflate dictionary per kind of log (a game): the first block that any log of
-that kind filled in this process, as it was before compression. A room's messages repeat
-the same keys, event names and values as every other room of its game, so the first block
-of one game primes the compression of all: a block is a third smaller. Set once per kind
-and never changed, so every block of a kind decompresses with what it was compressed with;
-process-local, as the logs are (what leaves the process is messages, not blocks)."""
+_WINDOW_BITS = -13
+"""An 8 KiB window (raw deflate, no header): it spans a block and its dictionary (~4 KiB
+each for Qwixx)."""
+
+_MEMORY_LEVEL = 4
+"""zlib's default (a 32 KiB window, memory level 8) set up and cleared ~256 KiB for every
+block, most of what packing one cost; with the window above and this level the state is
+~40 KiB, copied from the primed one (`_Dictionary`), and a block packs to the same size
+(docs/benchmarks.md, "Cheaper acts")."""
 
 
-def _pack_block(frames: list[bytes], dictionary: bytes) -> bytes:
+class _Deflate(Protocol):
+    """What the log asks of a `zlib.compressobj`."""
+
+    def compress(self, data: bytes, /) -> bytes: ...
+    def flush(self) -> bytes: ...
+    def copy(self) -> _Deflate: ...
+
+
+class _Dictionary:
+    """A preset deflate dictionary for one kind of log (a game): the first block that any
+    log of that kind filled in this process, as it was before compression.
+
+    A room's messages repeat the same keys, event names and values as every other room of
+    its game, so the first block of one game primes the compression of all: a block is a
+    third smaller. Set once per kind and never changed, so every block of a kind
+    decompresses with what it was compressed with; process-local, as the logs are (what
+    leaves the process is messages, not blocks). `primed` has read it already: each block
+    is compressed by a copy of it, as reading the dictionary anew took 40 % of packing
+    a block."""
+
+    __slots__ = ("data", "primed")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.primed: _Deflate = zlib.compressobj(
+            1, zlib.DEFLATED, _WINDOW_BITS, _MEMORY_LEVEL, zdict=data
+        )
+
+
+_DICTIONARIES: dict[str, _Dictionary] = {}
+
+
+def _pack_block(frames: list[bytes], dictionary: _Dictionary) -> bytes:
     head = struct.pack(f"<{len(frames)}I", *map(len, frames))
-    deflate = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=dictionary)
+    deflate = dictionary.primed.copy()
     # (join, not +: mypy 1.20's mypyc leaks the left operand of bytes + bytes, mypyc#1192)
     return b"".join((deflate.compress(b"".join([head, *frames])), deflate.flush()))
 
 
-def _unpack_block(block: bytes, dictionary: bytes) -> list[bytes]:
-    data = zlib.decompressobj(-15, zdict=dictionary).decompress(block)
+def _unpack_block(block: bytes, dictionary: _Dictionary) -> list[bytes]:
+    data = zlib.decompressobj(_WINDOW_BITS, zdict=dictionary.data).decompress(block)
     at = 4 * LOG_BLOCK
     frames: list[bytes] = []
     for size in struct.unpack_from(f"<{LOG_BLOCK}I", data):
@@ -85,7 +121,7 @@ class MessageLog:
             self._tail = []
             self._private.clear()
             self._count = 0
-        public = out.frame(None, Encoding.MSGPACK)
+        public = out.frame(None, _MSGPACK)
         assert isinstance(public, bytes)
         tail = self._tail
         tail.append(public)
@@ -101,7 +137,7 @@ class MessageLog:
         if len(tail) == LOG_BLOCK:
             dictionary = _DICTIONARIES.get(self._kind)
             if dictionary is None:
-                dictionary = _DICTIONARIES[self._kind] = b"".join(tail)
+                dictionary = _DICTIONARIES[self._kind] = _Dictionary(b"".join(tail))
             self._blocks.append(_pack_block(tail, dictionary))
             self._tail = []
         while self._blocks and self._stored() - LOG_BLOCK >= self._count:

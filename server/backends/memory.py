@@ -137,7 +137,7 @@ class MemoryBackend(Backend):
         actor = self._actors.get(room)
         if actor is None:
             raise NoSuchRoomError(f"no room {room!r}")
-        return await actor.call(cmd)
+        return await actor.submit(cmd)
 
     async def subscribe(self, room: str) -> None:
         """Every room is local: the hub already receives all of its messages."""

@@ -21,7 +21,7 @@ from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, Sta
 from server.hub import Hub
 from server.outgoing import MSGPACK_ENCODER, Outgoing
 from server.room import RoomCore
-from server.roomlog import _DICTIONARIES, LOG_BLOCK, MessageLog, _pack_block
+from server.roomlog import _DICTIONARIES, LOG_BLOCK, MessageLog, _Dictionary, _pack_block
 
 T0 = 1_767_225_600.0
 
@@ -99,12 +99,12 @@ def test_each_kind_of_log_is_compressed_with_its_own_first_block_as_dictionary()
                 log.append(out)
             logs.append((log, sent))
         first = [MSGPACK_ENCODER.encode(o.message) for o in chats("first", words, LOG_BLOCK)]
-        assert _DICTIONARIES[kind] == b"".join(first), "the kind's first block, uncompressed"
+        assert _DICTIONARIES[kind].data == b"".join(first), "the kind's first block, uncompressed"
     for log, sent in logs:
         assert [o.message for o in log] == [o.message for o in sent], "each with its own"
     second, sent = logs[1]
     frames = [MSGPACK_ENCODER.encode(o.message) for o in sent[LOG_BLOCK : 2 * LOG_BLOCK]]
-    assert len(second._blocks[1]) < len(_pack_block(frames, b"")), "primed: smaller"
+    assert len(second._blocks[1]) < len(_pack_block(frames, _Dictionary(b""))), "primed: smaller"
 
 
 async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_one() -> None:
@@ -121,12 +121,12 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     actor = RoomActor(core, commit_later, commit_now=commit)
     actor.start()
     try:
-        await actor.call(ChatCmd(seat=None, sender="a", text="alone"))
+        await actor.submit(ChatCmd(seat=None, sender="a", text="alone"))
         assert said == ["alone"]
         actor._put((ChatCmd(seat=None, sender="a", text="queued first"), None, None))
-        await actor.call(ChatCmd(seat=None, sender="a", text="then me"))
+        await actor.submit(ChatCmd(seat=None, sender="a", text="then me"))
         assert said == ["alone", "queued first", "then me"]
-        await actor.call(ChatCmd(seat=None, sender="a", text="idle again"))
+        await actor.submit(ChatCmd(seat=None, sender="a", text="idle again"))
         assert said[-1] == "idle again" and actor._queued == 0
     finally:
         await actor.stop()
@@ -188,8 +188,8 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     assert per_actor < 2000, f"{per_actor:.0f} bytes per idle room actor (a Queue: 4.4 KB)"
 
     busy = actors[0]
-    first = asyncio.ensure_future(busy.call(ChatCmd(seat=None, sender="a", text="1")))
-    second = asyncio.ensure_future(busy.call(ChatCmd(seat=None, sender="a", text="2")))
+    first = busy.submit(ChatCmd(seat=None, sender="a", text="1"))
+    second = busy.submit(ChatCmd(seat=None, sender="a", text="2"))
     await asyncio.sleep(0.01)
     assert busy._queued == 2 and not first.done()
     await busy.stop(grace=0.05)  # the first never commits: cancelled, and what waits with it
@@ -265,8 +265,8 @@ async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_d
     actor.start()
     try:
         for seat in range(2):
-            await actor.call(JoinCmd(name=f"p{seat}", seat=seat, nonce="n"))
-        await actor.call(StartCmd(seat=0))
+            await actor.submit(JoinCmd(name=f"p{seat}", seat=seat, nonce="n"))
+        await actor.submit(StartCmd(seat=0))
         timer, first = actor._timer, core.deadline
         assert timer is not None and first is not None
         await asyncio.sleep(0.2)
@@ -275,7 +275,7 @@ async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_d
             assert core.state is not None
             seat = core.state.actors()[0]
             action = core.state.legal_actions(seat)[0]
-            await actor.call(ActCmd(seat=seat, action=action, window=core.window_id))
+            await actor.submit(ActCmd(seat=seat, action=action, window=core.window_id))
         last = core.deadline
         assert last is not None and last > first
         assert actor._timer is timer, "a later deadline keeps the timer set"

@@ -19,6 +19,7 @@ per frame, no object built but the tuple `parse_header` returns.
 from __future__ import annotations
 
 import struct
+from typing import Final
 
 CONTINUATION, TEXT, BINARY, CLOSE, PING, PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 """The opcodes (RFC 6455, 5.2): the low 4 bits of a frame's first byte."""
@@ -32,12 +33,18 @@ _PACK64 = struct.Struct("!BBQ").pack
 _UNPACK64 = struct.Struct("!Q").unpack_from
 
 
+_SHORT_HEADERS: Final = {first: [bytes((first, n)) for n in range(126)] for first in (0x81, 0x82)}
+"""The two-byte headers of whole text and binary frames, made once: most room messages
+are shorter than 126 bytes, and `bytes((first, size))` is a generic call per delivery."""
+
+
 def pack_header(first: int, size: int) -> bytes:
     """The header of an unmasked frame (a server's) whose first byte is `first` (FIN,
     RSV1-3, opcode) and whose payload is `size` bytes long, in the shortest length
     encoding."""
     if size < 126:
-        return bytes((first, size))
+        short = _SHORT_HEADERS.get(first)
+        return short[size] if short is not None else bytes((first, size))
     if size < 65536:
         return _PACK16(first, 126, size)
     return _PACK64(first, 127, size)

@@ -56,10 +56,21 @@ class LatencyHistogram:
         self._count += 1
 
     def observe_each(self, values: list[float]) -> None:
-        """`observe` each of `values` (one call for the frames of one write)."""
+        """`observe` each of `values` (one call for the frames of one write).
+
+        The frames of one write were made moments apart, so each value's bucket is the
+        last one's or next to it: the bucket is walked to from the last, by comparisons,
+        not searched for with `bisect` (a call per delivery: 3 % of a compiled server's
+        instructions; docs/benchmarks.md, "Cheaper acts")."""
         counts, bounds, total = self._counts, self.bounds, self._sum
+        last = len(bounds)
+        i = 0
         for value in values:
-            counts[bisect_left(bounds, value)] += 1
+            while i < last and bounds[i] < value:
+                i += 1
+            while i and bounds[i - 1] >= value:
+                i -= 1
+            counts[i] += 1  # (bounds[i - 1] < value <= bounds[i]: `bisect_left`'s slot)
             total += value  # (in order: the same sum as `observe` one at a time)
         self._sum = total
         self._count += len(values)

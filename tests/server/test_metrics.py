@@ -6,13 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 
 from server.app import create_app
 from server.app import metrics as metrics_endpoint
-from server.metrics import FANOUT_BUCKETS, ServerMetrics
+from server.metrics import FANOUT_BUCKETS, LatencyHistogram, ServerMetrics
 from server.process import Server
 from server.settings import Config
 
@@ -131,6 +133,30 @@ def test_the_histogram_is_cumulative_and_counts_room_messages() -> None:
     assert values[f"{name}_count"] == len(observed)
     assert values[f"{name}_sum"] == sum(observed)
     assert values["dicehall_room_messages_sent_total"] == len(observed)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from(FANOUT_BUCKETS),
+                st.floats(min_value=-1.0, max_value=10.0, allow_nan=False),
+            ),
+            max_size=12,
+        ),
+        max_size=6,
+    )
+)
+def test_a_write_s_frames_observed_together_count_as_one_at_a_time(
+    writes: list[list[float]],
+) -> None:
+    """`observe_each` walks from the last value's bucket: any order, values on the bounds."""
+    together, alone = LatencyHistogram(FANOUT_BUCKETS), LatencyHistogram(FANOUT_BUCKETS)
+    for values in writes:
+        together.observe_each(values)
+        for value in values:
+            alone.observe(value)
+    assert together.family("h", "").samples == alone.family("h", "").samples
 
 
 def test_an_empty_histogram_still_has_its_buckets() -> None:

@@ -42,9 +42,9 @@ class JournalError(Exception):
 def kept(cmd: Command[Any]) -> bool:
     """The command may change the room (a read never does; a token that holds gives the
     seat its new holder's player and `legal` wish)."""
-    if isinstance(cmd, LegalCmd):
+    if type(cmd) is LegalCmd:  # (not isinstance: docs/contributing.md, "Hot paths")
         return False
-    return not (isinstance(cmd, SyncCmd) and cmd.watch == 0)
+    return not (type(cmd) is SyncCmd and cmd.watch == 0)
 
 
 def encode(entries: Iterable[Entry]) -> bytes:

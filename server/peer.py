@@ -216,7 +216,7 @@ class Peer:
         `await self.session.handle(...)` (a frame carries one message at most)."""
         request: ClientMessage | None = None
         for item in self.protocol.receive(data, time.monotonic()):
-            if isinstance(item, Send | Close):
+            if isinstance(item, (Send, Close)):  # (a tuple: two type tests, no union made)
                 self._apply(item)
             else:
                 request = item

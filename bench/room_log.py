@@ -35,7 +35,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--actions", type=int, default=400)
     p.add_argument("--repeat", type=int, default=2000)
     a = p.parse_args(argv)
-    print("| game | blocks | bytes per message raw | packed | zlib defaults | µs per block | defaults |")
+    print(
+        "| game | blocks | bytes per message raw | packed | zlib defaults"
+        " | µs per block | defaults |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for game in (g.name for g in all_games()):
         cores = played_rooms(game, a.rooms, 4, a.actions)

@@ -14,9 +14,9 @@ class Admission(Enum):
     """Far over the rate (a flood): close the connection."""
 
 
-ALLOW: Final = Admission.ALLOW
-LIMIT: Final = Admission.LIMIT
-CLOSE: Final = Admission.CLOSE
+_ALLOW: Final = Admission.ALLOW
+_LIMIT: Final = Admission.LIMIT
+_CLOSE: Final = Admission.CLOSE
 """(The members as module constants, for every message of every client: a lookup on an
 enum class costs five times a plain attribute's; docs/contributing.md, "Hot paths".)"""
 
@@ -56,10 +56,10 @@ class TokenBucket:
         tokens -= 1.0
         if tokens >= 0:
             self._tokens = tokens
-            return ALLOW
+            return _ALLOW
         # (a flood past the floor stays at it: what a closed client owes grows no further)
         floor = -burst - 1.0
         self._tokens = tokens if tokens > floor else floor
         if tokens >= -burst:
-            return LIMIT
-        return CLOSE
+            return _LIMIT
+        return _CLOSE

@@ -31,7 +31,7 @@ from .errors import (
 from .limits import Limits
 from .messages.client import ClientMessage, Hello
 from .messages.server import ErrorMessage, Goodbye, Reply, ServerMessage, Welcome
-from .ratelimit import CLOSE, LIMIT, TokenBucket
+from .ratelimit import Admission, TokenBucket
 from .subprotocols import Encoding, subprotocol
 
 
@@ -63,7 +63,9 @@ class ConnectionState(Enum):
 _AWAITING_HELLO: Final = ConnectionState.AWAITING_HELLO
 _OPEN: Final = ConnectionState.OPEN
 _CLOSED: Final = ConnectionState.CLOSED
-"""(Module constants, as protocol/ratelimit.py's `ALLOW`: asked for every frame.)"""
+_LIMITED: Final = Admission.LIMIT
+_FLOOD: Final = Admission.CLOSE
+"""(Module constants, as protocol/ratelimit.py's `_ALLOW`: asked for every frame.)"""
 
 
 class ServerConnection:
@@ -104,7 +106,7 @@ class ServerConnection:
             return []
         self._heard = now
         admission = self._bucket.take(now)
-        if admission is CLOSE:
+        if admission is _FLOOD:
             return [*self.close(CloseCode.RATE_LIMIT, "flood: far over the rate limit")]
         try:
             message = self._decoder.decode(data)
@@ -116,7 +118,7 @@ class ServerConnection:
         if rid <= self._last_id:
             return self._refuse(DuplicateIdError(f"id {rid} was already used", request_id=rid))
         self._last_id = rid
-        if admission is LIMIT:
+        if admission is _LIMITED:
             return [Send(self._error_frame(RateLimitedError(request_id=rid)))]
         if type(message) is Hello:  # (not isinstance: docs/contributing.md, "Hot paths")
             if self._state is _OPEN:

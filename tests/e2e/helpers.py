@@ -23,7 +23,7 @@ async def new_room(host: RawClient, game: str, seats: int, **fields: Any) -> str
 def metrics(server: ServerProcess) -> dict[str, float]:
     """`/metrics` as {name{labels}: value}, plus every metric name with value 0 from HELP."""
     status, text = server.get("/metrics")
-    assert status == 200, f"/metrics answered {status}: {text[:500]}"
+    assert status == 200, f"/metrics answered {status}: {text[:500]}\n{server.output_tail()}"
     out: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("# HELP "):

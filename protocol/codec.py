@@ -42,14 +42,15 @@ _MSGPACK_ENCODER = msgspec.msgpack.Encoder()
 _JSON_ENCODER = msgspec.json.Encoder()
 _DECODE_FAILURES = (msgspec.DecodeError, UnicodeError, RecursionError)
 
-_MSGPACK: Final = Encoding.MSGPACK
-"""(A constant of the module: each `Encoding.MSGPACK` is a lookup on an enum class, five
-times a plain attribute's, several times per delivery; docs/contributing.md, "Hot paths".)"""
+MSGPACK: Final = Encoding.MSGPACK
+"""`Encoding.MSGPACK` as a constant, for the hot paths here and in server/: each
+`Encoding.MSGPACK` is a lookup on an enum class, five times a plain attribute's, several
+times per delivery (docs/contributing.md, "Hot paths")."""
 
 
 def encode(message: msgspec.Struct, encoding: Encoding) -> Frame:
     """One frame for `message`; encode once, send to every recipient of that view."""
-    if encoding is _MSGPACK:
+    if encoding is MSGPACK:
         return _MSGPACK_ENCODER.encode(message)
     return _JSON_ENCODER.encode(message).decode()
 
@@ -81,8 +82,8 @@ class _Decoders:
         self.typed, self.untyped = _msgspec_decoders(encoding, typ)
 
     def check_frame(self, data: Frame) -> None:
-        if isinstance(data, str) is (self.encoding is _MSGPACK):
-            want = "binary" if self.encoding is _MSGPACK else "text"
+        if isinstance(data, str) is (self.encoding is MSGPACK):
+            want = "binary" if self.encoding is MSGPACK else "text"
             raise WrongFrameError(f"{self.encoding.value} messages travel in {want} frames")
         size = len(data)
         if isinstance(data, str) and size * 4 > self.max_frame:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Final
 
 import msgspec
 from msgspec.structs import replace as replace_fields
 
-from protocol.codec import Frame, encode
+from protocol.codec import MSGPACK, Frame, encode
 from protocol.messages.server import (
     Chat,
     Event,
@@ -27,8 +26,6 @@ from protocol.messages.server import (
 from protocol.subprotocols import Encoding
 
 from .ws.frames import frame as ws_frame
-
-_MSGPACK: Final = Encoding.MSGPACK  # (a module constant: protocol/codec.py, `_MSGPACK`)
 
 
 class Outgoing:
@@ -120,7 +117,7 @@ class Outgoing:
         """`frame` as a whole WebSocket frame, header and all (server/ws/frames.py), also
         made once per view and encoding, the first time a member needs it (`queue_wires`):
         a member's delivery is then one list append."""
-        wire = self._wires[key] = ws_frame(self._frame(key), key[1] is _MSGPACK)
+        wire = self._wires[key] = ws_frame(self._frame(key), key[1] is MSGPACK)
         return wire
 
     def _variant(self, seat: int | None) -> int | None:

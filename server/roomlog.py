@@ -8,16 +8,14 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import msgspec
 
+from protocol.codec import MSGPACK
 from protocol.messages.server import RoomMessage
-from protocol.subprotocols import Encoding
 
 from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
-
-_MSGPACK: Final = Encoding.MSGPACK  # (a module constant: protocol/codec.py, `_MSGPACK`)
 
 LOG_BLOCK = 32
 """Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~85 bytes
@@ -121,7 +119,7 @@ class MessageLog:
             self._tail = []
             self._private.clear()
             self._count = 0
-        public = out.frame(None, _MSGPACK)
+        public = out.frame(None, MSGPACK)
         assert isinstance(public, bytes)
         tail = self._tail
         tail.append(public)

@@ -85,7 +85,9 @@ def test_a_short_run_plays_real_games_and_reports_every_figure(
     assert server["source"] == "proc" and server["pids"] == [dicehall.proc.pid]
     assert server["cpu_seconds"] > 0 and server["deliveries_per_cpu_s"] > 0
     assert all(server["rss_bytes"][k] > 0 for k in ("before", "connected", "active", "end"))
-    assert server["rooms_alive"] >= 3
+    # (a table whose game has just ended leaves its room, which closes once deserted,
+    # before it creates the next: a table stopped in between holds no room)
+    assert server["rooms_alive"] >= 3 - report["games_finished"]
     assert [row["t"] for row in report["timeline"]] == [1.0, 2.0, 3.0, 4.0]
     assert all(row["server_cpu_percent"] is not None for row in report["timeline"])
     assert report["loadgen"]["clock_offsets"][0]["offset_ms"] == 0.0  # one clock here

@@ -218,8 +218,21 @@ class RawClient:
     async def reply(self, rid: int, timeout: float = 10.0) -> Msg:
         deadline = time.monotonic() + timeout
         while rid not in self.replies:
-            await self.read(max(0.01, deadline - time.monotonic()))
+            await self._read_until(deadline, f"no reply to request {rid}", timeout)
         return self.replies[rid]
+
+    async def _read_until(self, deadline: float, waited_for: str, timeout: float) -> Msg:
+        """`read` with what remains of `deadline`; a TimeoutError past it says what was
+        awaited and what came last (a slow machine's failure is then readable from CI's
+        summary line alone)."""
+        try:
+            return await self.read(max(0.01, deadline - time.monotonic()))
+        except TimeoutError:
+            last = self.log[-1] if self.log else None
+            raise TimeoutError(
+                f"{waited_for} within {timeout:g} s ({len(self.log)} messages read, "
+                f"the last {str(last)[:200]})"
+            ) from None
 
     async def next(
         self, kind: str | Callable[[Msg], bool] | None = None, timeout: float = 10.0
@@ -237,7 +250,9 @@ class RawClient:
                 return message
         deadline = time.monotonic() + timeout
         while True:
-            message = await self.read(max(0.01, deadline - time.monotonic()))
+            message = await self._read_until(
+                deadline, f"no {kind if isinstance(kind, str) else 'such'} message", timeout
+            )
             if message.get("type") != "reply" and match(message):
                 self.pending.remove(message)
                 return message
@@ -247,7 +262,7 @@ class RawClient:
         deadline = time.monotonic() + timeout
         try:
             while True:
-                await self.read(max(0.01, deadline - time.monotonic()))
+                await self._read_until(deadline, "the connection not closed", timeout)
         except ConnectionClosed as exc:
             rcvd = exc.rcvd
             return (rcvd.code, rcvd.reason) if rcvd is not None else (None, "")
@@ -300,9 +315,12 @@ class RawClient:
         """Play `seat` until a room message satisfies `stop` (it is returned)."""
         deadline = time.monotonic() + timeout
         while True:
-            message = await self.next(
-                lambda m: m.get("room") == room, max(0.01, deadline - time.monotonic())
-            )
+            try:
+                message = await self.next(
+                    lambda m: m.get("room") == room, max(0.01, deadline - time.monotonic())
+                )
+            except TimeoutError as exc:
+                raise TimeoutError(f"room {room} not done within {timeout:g} s: {exc}") from None
             if stop(message):
                 return message
             window = message.get("turn") if message["type"] == "snapshot" else message

@@ -12,21 +12,19 @@ the defaults', in one process: compare them, not runs on different days).
 from __future__ import annotations
 
 import argparse
-import struct
 import time
 import zlib
 
 from rules import all_games
-from server.roomlog import _DICTIONARIES, _pack_block, _unpack_block
+from server.roomlog import _DICTIONARIES, _pack_block, _sized, _unpack_block
 
 from .room_memory import played_rooms
 
 
 def _pack_default(frames: list[bytes], dictionary: bytes) -> bytes:
     """A block as the log packed it before 2026-11-28 (docs/benchmarks.md, "Cheaper acts")."""
-    head = struct.pack(f"<{len(frames)}I", *map(len, frames))
     deflate = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=dictionary)
-    return deflate.compress(b"".join([head, *frames])) + deflate.flush()
+    return deflate.compress(_sized(frames)) + deflate.flush()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         sample = [unpacked[i % len(unpacked)] for i in range(a.repeat)]
         start = time.perf_counter()
         for frames in sample:
-            _pack_block(frames, dictionary)
+            _pack_block(_sized(frames), dictionary)
         ours = (time.perf_counter() - start) / a.repeat * 1e6
         start = time.perf_counter()
         for frames in sample:

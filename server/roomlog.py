@@ -19,9 +19,11 @@ from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 
 LOG_BLOCK = 32
 """Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~85 bytes
-each, ~123 as bytes objects) pack to ~13 bytes a message with zlib level 1 and the game's
-dictionary (~19 without one); appending takes ~1.3 µs a message instead of 0.5
-(docs/benchmarks.md, "Memory")."""
+each) pack to ~13 bytes a message with zlib level 1 and the game's dictionary (~19 without
+one); appending takes ~1.3 µs a message instead of 0.5 (docs/benchmarks.md, "Memory")."""
+
+_SIZE = 4
+"""Each frame in a block (and in the tail) follows its length: 4 bytes, little-endian."""
 
 _WINDOW_BITS = -13
 """An 8 KiB window (raw deflate, no header): it spans a block and its dictionary (~4 KiB
@@ -37,7 +39,7 @@ block, most of what packing one cost; with the window above and this level the s
 class _Deflate(Protocol):
     """What the log asks of a `zlib.compressobj`."""
 
-    def compress(self, data: bytes, /) -> bytes: ...
+    def compress(self, data: bytes | bytearray, /) -> bytes: ...
     def flush(self) -> bytes: ...
     def copy(self) -> _Deflate: ...
 
@@ -66,21 +68,32 @@ class _Dictionary:
 _DICTIONARIES: dict[str, _Dictionary] = {}
 
 
-def _pack_block(frames: list[bytes], dictionary: _Dictionary) -> bytes:
-    head = struct.pack(f"<{len(frames)}I", *map(len, frames))
+def _sized(frames: list[bytes]) -> bytes:
+    """`frames` as a block holds them: each after its length."""
+    return b"".join(b for f in frames for b in (len(f).to_bytes(_SIZE, "little"), f))
+
+
+def _split(data: bytes | bytearray) -> list[bytes]:
+    """The frames of `_sized` data, back."""
+    frames: list[bytes] = []
+    at, end = 0, len(data)
+    while at < end:
+        size = int.from_bytes(data[at : at + _SIZE], "little")
+        at += _SIZE
+        frames.append(bytes(data[at : at + size]))
+        at += size
+    return frames
+
+
+def _pack_block(data: bytes | bytearray, dictionary: _Dictionary) -> bytes:
+    """`_sized` frames compressed."""
     deflate = dictionary.primed.copy()
     # (join, not +: mypy 1.20's mypyc leaks the left operand of bytes + bytes, mypyc#1192)
-    return b"".join((deflate.compress(b"".join([head, *frames])), deflate.flush()))
+    return b"".join((deflate.compress(data), deflate.flush()))
 
 
 def _unpack_block(block: bytes, dictionary: _Dictionary) -> list[bytes]:
-    data = zlib.decompressobj(_WINDOW_BITS, zdict=dictionary.data).decompress(block)
-    at = 4 * LOG_BLOCK
-    frames: list[bytes] = []
-    for size in struct.unpack_from(f"<{LOG_BLOCK}I", data):
-        frames.append(data[at : at + size])
-        at += size
-    return frames
+    return _split(zlib.decompressobj(_WINDOW_BITS, zdict=dictionary.data).decompress(block))
 
 
 class MessageLog:
@@ -91,14 +104,15 @@ class MessageLog:
     maps) each took over a kilobyte and half a dozen objects the garbage collector walks
     again and again. As bytes an entry is ~125 bytes and nothing to walk; compressed in
     blocks of 32, ~20 (docs/benchmarks.md, "Load" and "Memory"). The newest messages (fewer
-    than a block) stay as they are: the public bytes are the MessagePack frame the fan-out
-    sends anyway. Seqs are consecutive, so only the last is kept; the few private variants
+    than a block) stay as they are, back to back in one buffer (as bytes objects they cost
+    ~45 bytes more each). Seqs are consecutive, so only the last is kept; the few private
+    variants
     (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages that aged
     out: they are skipped, and the block goes when all of its messages have. Iterating
     gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
     """
 
-    __slots__ = ("_blocks", "_count", "_kind", "_last", "_private", "_tail", "maxlen")
+    __slots__ = ("_blocks", "_count", "_kind", "_last", "_private", "_tail", "_tailed", "maxlen")
 
     def __init__(self, maxlen: int, kind: str = "") -> None:
         self.maxlen = maxlen
@@ -107,7 +121,9 @@ class MessageLog:
         self._blocks: list[bytes] = []
         """(A list, not a deque: at most `maxlen / LOG_BLOCK` of them, and an empty deque
         is 600 bytes a room.)"""
-        self._tail: list[bytes] = []
+        self._tail = bytearray()
+        """The newest messages' public frames, `_sized`: `_tailed` of them."""
+        self._tailed = 0
         self._count = 0
         """Messages kept: at most `maxlen` (the blocks and the tail may hold a few more)."""
         self._private: dict[int, dict[int, bytes]] = {}
@@ -116,13 +132,16 @@ class MessageLog:
     def append(self, out: Outgoing) -> None:
         if self._count and out.seq != self._last + 1:  # never in practice: start afresh
             self._blocks = []
-            self._tail = []
+            self._tail = bytearray()
+            self._tailed = 0
             self._private.clear()
             self._count = 0
         public = out.frame(None, MSGPACK)
         assert isinstance(public, bytes)
         tail = self._tail
-        tail.append(public)
+        tail += len(public).to_bytes(_SIZE, "little")
+        tail += public
+        self._tailed += 1
         self._last = out.seq
         if out.private:
             self._private[out.seq] = {s: MSGPACK_ENCODER.encode(m) for s, m in out.private.items()}
@@ -132,17 +151,18 @@ class MessageLog:
             first = self._last - self.maxlen + 1
             for seq in [q for q in self._private if q < first]:
                 del self._private[seq]
-        if len(tail) == LOG_BLOCK:
+        if self._tailed == LOG_BLOCK:
             dictionary = _DICTIONARIES.get(self._kind)
             if dictionary is None:
-                dictionary = _DICTIONARIES[self._kind] = _Dictionary(b"".join(tail))
+                dictionary = _DICTIONARIES[self._kind] = _Dictionary(bytes(tail))
             self._blocks.append(_pack_block(tail, dictionary))
-            self._tail = []
+            self._tail = bytearray()
+            self._tailed = 0
         while self._blocks and self._stored() - LOG_BLOCK >= self._count:
             del self._blocks[0]  # every message in it aged out
 
     def _stored(self) -> int:
-        return len(self._blocks) * LOG_BLOCK + len(self._tail)
+        return len(self._blocks) * LOG_BLOCK + self._tailed
 
     def _frames(self, start: int) -> Iterator[bytes]:
         """The public frames of the messages kept, from index `start` on."""
@@ -151,7 +171,7 @@ class MessageLog:
             if at < (i + 1) * LOG_BLOCK:
                 frames = _unpack_block(block, _DICTIONARIES[self._kind])
                 yield from frames[max(0, at - i * LOG_BLOCK) :]
-        yield from self._tail[max(0, at - len(self._blocks) * LOG_BLOCK) :]
+        yield from _split(self._tail)[max(0, at - len(self._blocks) * LOG_BLOCK) :]
 
     def __len__(self) -> int:
         return self._count

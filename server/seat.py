@@ -9,7 +9,7 @@ SeatKind = Literal["open", "human", "bot"]
 Status = Literal["open", "playing", "over"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Seat:
     kind: SeatKind = "open"
     name: str | None = None

@@ -21,7 +21,15 @@ from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, Sta
 from server.hub import Hub
 from server.outgoing import MSGPACK_ENCODER, Outgoing
 from server.room import RoomCore
-from server.roomlog import _DICTIONARIES, LOG_BLOCK, MessageLog, _Dictionary, _pack_block
+from server.roomlog import (
+    _DICTIONARIES,
+    LOG_BLOCK,
+    MessageLog,
+    _Dictionary,
+    _pack_block,
+    _sized,
+    _split,
+)
 
 T0 = 1_767_225_600.0
 
@@ -44,8 +52,10 @@ def played_qwirkle(history: int) -> tuple[RoomCore, list[Outgoing]]:
 
 def test_the_log_keeps_bytes_and_gives_every_variant_back() -> None:
     core, out = played_qwirkle(history=4096)
-    assert len(core.log._blocks) == 2 and len(core.log._tail) == 6, "70 messages: 32 + 32 + 6"
-    assert all(isinstance(entry, bytes) for entry in [*core.log._blocks, *core.log._tail])
+    assert len(core.log._blocks) == 2 and core.log._tailed == 6, "70 messages: 32 + 32 + 6"
+    assert all(isinstance(block, bytes) for block in core.log._blocks)
+    tail = [MSGPACK_ENCODER.encode(o.message) for o in out[64:]]
+    assert _split(core.log._tail) == tail and bytes(core.log._tail) == _sized(tail)
     packed = sum(map(len, core.log._blocks))
     assert packed < sum(len(o.frame(None, Encoding.MSGPACK)) for o in out[:64]) / 2
     assert core.log._private, "the draws are private"
@@ -99,12 +109,14 @@ def test_each_kind_of_log_is_compressed_with_its_own_first_block_as_dictionary()
                 log.append(out)
             logs.append((log, sent))
         first = [MSGPACK_ENCODER.encode(o.message) for o in chats("first", words, LOG_BLOCK)]
-        assert _DICTIONARIES[kind].data == b"".join(first), "the kind's first block, uncompressed"
+        assert _DICTIONARIES[kind].data == _sized(first), "the kind's first block, uncompressed"
     for log, sent in logs:
         assert [o.message for o in log] == [o.message for o in sent], "each with its own"
     second, sent = logs[1]
     frames = [MSGPACK_ENCODER.encode(o.message) for o in sent[LOG_BLOCK : 2 * LOG_BLOCK]]
-    assert len(second._blocks[1]) < len(_pack_block(frames, _Dictionary(b""))), "primed: smaller"
+    assert len(second._blocks[1]) < len(_pack_block(_sized(frames), _Dictionary(b""))), (
+        "primed: smaller"
+    )
 
 
 async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_one() -> None:

@@ -6,6 +6,7 @@ socket: `now` is whatever the test says it is.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -66,7 +67,7 @@ def fingerprint(core: RoomCore) -> str:
             "record": core.record,
             "window": core.window_id,
             "deadline": core.deadline,
-            "seats": [vars(s) for s in core.seats],
+            "seats": [dataclasses.asdict(s) for s in core.seats],
             "status": core.status,
             "host": [core.host, core.host_key],
         },

@@ -40,6 +40,7 @@ from ...commands import (
     WatchCmd,
     result_type,
 )
+from .backoff import Backoff
 from .errors import Gone, Retry
 from .keys import command_channel, lease_key, reply_channel, reply_key, snap_key
 from .link import Link, Unheard
@@ -303,7 +304,7 @@ class CommandBus:
         published: the asker reads the key if the publish does not reach it."""
         keep = self.reply_ms
         give_up = time.monotonic() + keep / 1000
-        backoff = 0.05
+        backoff = Backoff(ceiling=1.0)
         data = ENCODER.encode(answer)
         while True:
             try:
@@ -312,8 +313,7 @@ class CommandBus:
             except RedisError:
                 if time.monotonic() > give_up:
                     return
-                await asyncio.sleep(backoff)
-                backoff = min(1.0, backoff * 2)
+                await asyncio.sleep(backoff.next())
 
 
 def _raw(result: Any) -> msgspec.Raw:

@@ -28,6 +28,7 @@ from ...journal import Entry
 from ...outgoing import Outgoing
 from ...room import RoomCore
 from ..local import LocalRooms
+from .backoff import Backoff
 from .errors import Fenced
 from .keys import (
     HISTORY_WAITING,
@@ -352,15 +353,14 @@ class Leases:
         the commit after it does (it cannot be written before then anyway): a game
         committed as over but not listed would be lost if its owner died with its disk
         before its writer stored it, since the sweep finds games by that list."""
-        backoff = 0.05
+        backoff = Backoff()
         while True:
             try:
                 await self._redis().sadd(HISTORY_WAITING, room)
                 return
             except RedisError as exc:
                 log.warning("room %s: listing its game for history failed: %s", room, exc)
-                await asyncio.sleep(backoff)
-                backoff = min(2.0, backoff * 2)
+                await asyncio.sleep(backoff.next())
 
     async def sweep_history(self) -> None:
         """Hand history the finished games whose owner died before a writer stored them:

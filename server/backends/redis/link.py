@@ -22,6 +22,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from ...cancelling import cancel_and_wait
+from .backoff import Backoff
 from .pubsub import RespSubscriber
 from .resp import RespClient, Script
 from .urls import RedisUrl, parse_redis_url
@@ -273,17 +274,16 @@ class ClusterLink(Link):
             self.on_up()
 
     async def _listen(self) -> None:
-        backoff = 0.05
+        backoff = Backoff()
         while True:
             try:
                 await self._read_each_node()
-                backoff = 0.05
+                backoff.reset()
                 self._back()
             except Exception as exc:  # (anything but cancellation: a dead reader hears nothing)
                 self._lost()
-                log.warning("redis pub/sub: %r; retrying in %.2fs", exc, backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(2.0, backoff * 2)
+                log.warning("redis pub/sub: %r; retrying in %.2fs", exc, backoff.delay)
+                await asyncio.sleep(backoff.next())
 
     async def _read_each_node(self) -> None:
         """Read each node's pub/sub connection once (waiting `POLL` seconds at most).

@@ -16,6 +16,7 @@ from typing import Any
 
 from redis.exceptions import ConnectionError
 
+from .backoff import Backoff
 from .resp import PUSHES, RespClient, log, pack
 from .urls import RedisUrl
 
@@ -121,15 +122,14 @@ class RespSubscriber(RespClient):
                 self._revive = asyncio.get_running_loop().create_task(self._reconnect())
 
     async def _reconnect(self) -> None:
-        backoff = 0.05
+        backoff = Backoff()
         while not self._closed:
-            await asyncio.sleep(backoff)
+            await asyncio.sleep(backoff.next())
             try:
                 if not self._ready:
                     await self._connect()
             except ConnectionError as exc:
-                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff)
-                backoff = min(2.0, backoff * 2)
+                log.warning("redis pub/sub: %s; retrying in %.2fs", exc, backoff.delay)
                 continue
             self._on_up()
             return

@@ -28,6 +28,7 @@ from protocol.messages.common import RoomInfo
 from ...journal import Entry
 from ...journal import encode as encode_journal
 from ...room import RoomCore
+from .backoff import Backoff
 from .errors import Fenced
 from .keys import LOBBY, RECORD_TTL, event_channel
 from .link import Link
@@ -118,7 +119,7 @@ class RoomStore:
         written instead when one is due; without entries, always).
 
         Raises `Fenced` when another process runs the room now."""
-        backoff = 0.05
+        backoff = Backoff()
         lock = self._writing.setdefault(core.id, asyncio.Lock())
         while True:
             try:
@@ -138,8 +139,7 @@ class RoomStore:
                 return
             except RedisError as exc:
                 log.warning("redis commit of room %s failed: %s", core.id, exc)
-                await asyncio.sleep(backoff)
-                backoff = min(2.0, backoff * 2)
+                await asyncio.sleep(backoff.next())
 
     async def _list(self, core: RoomCore) -> None:
         """Keep the room's lobby entry as the room is (gone once the game is over)."""

@@ -2,8 +2,8 @@
 
 - dev.txt: everything a developer and CI install (every extra and the dev group),
   resolved for every platform and Python the project supports, each file hashed.
-- server.txt: what the Docker image installs (`dicehall[server]`), and build.txt the
-  setuptools it builds the project with, pinned to the same versions as dev.txt.
+- server.txt: what the Docker image installs (`dicehall[server]`), and build.txt what it
+  builds the project with (setuptools, and mypy for mypyc), pinned to dev.txt's versions.
 - oldest.txt: the declared minimum of every runtime dependency (uv's lowest-direct
   resolution) with the dev tools of dev.txt, for `make test-oldest` on this Python.
 
@@ -47,7 +47,12 @@ def main() -> int:
     compile_lock("dev.txt", "--all-extras", "--group", "dev", "--universal")
     compile_lock("server.txt", "--extra", "server", "--universal", "-c", "requirements/dev.txt")
     compile_lock(
-        "build.txt", "--universal", "-c", "requirements/dev.txt", source="-", stdin="setuptools\n"
+        "build.txt",
+        "--universal",
+        "-c",
+        "requirements/dev.txt",
+        source="-",
+        stdin="setuptools\nmypy\n",
     )
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as tools:
         tools.write("\n".join(dev_tool_pins()) + "\n")

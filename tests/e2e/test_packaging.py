@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -155,3 +157,84 @@ def test_the_core_install_plays_bots_and_names_the_extras_it_lacks(
     assert rated.returncode == 2
     (message,) = rated.stderr.strip().splitlines()
     assert "dicehall arena --rated needs the 'server' extra" in message
+
+
+def dockerfile_build_stage() -> list[tuple[str, str]]:
+    """(instruction, arguments) of deploy/Dockerfile's first stage, continuations joined."""
+    text = re.sub(r"\\\n\s*", " ", (ROOT / "deploy" / "Dockerfile").read_text())
+    steps: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            if word.upper() == "FROM" and steps:
+                break  # the final stage: it copies what this one built
+            steps.append((word.upper(), rest.strip()))
+    return steps
+
+
+def test_the_docker_images_build_stage_replayed_here_builds_a_server_that_plays(
+    tmp_path: Path, outside: Path
+) -> None:
+    """No container runtime here: deploy/Dockerfile's build stage is replayed step by step,
+    its absolute paths under a temporary root, with this machine's Python 3.11 for the
+    image's (the final stage copies /opt/dicehall and nothing else). The system packages
+    its RUN installs with apt-get (a C compiler) are the machine's own here. A compiled
+    build unless `make test` runs the pure suite (`--build-arg DICEHALL_COMPILE=0`)."""
+    compile_ = "1" if EXPECT_COMPILED else "0"
+    root = tmp_path / "root"
+    python_dir = tmp_path / "python"  # `python` as the image has it: the base interpreter
+    python_dir.mkdir()
+    bindir = Path(sysconfig.get_config_var("BINDIR"))
+    (python_dir / "python").symlink_to(
+        bindir / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+        "PATH": f"{python_dir}:{os.environ['PATH']}",
+    }
+    workdir = root
+    steps = dockerfile_build_stage()
+    assert steps[0] == ("FROM", "python:3.11-slim AS build")
+    apt = [args for word, args in steps if word == "RUN" and "apt-get" in args]
+    assert len(apt) == 1 and '"$DICEHALL_COMPILE" = 1' in apt[0] and "gcc" in apt[0]
+    for word, args in steps[1:]:
+        args = re.sub(r"(?<![\w.$])/(opt|wheels)\b", lambda m: f"{root}/{m[1]}", args)
+        if word == "ARG":
+            name, _, default = args.partition("=")
+            env[name] = compile_ if name == "DICEHALL_COMPILE" else default
+        elif word == "ENV":
+            env.update(pair.partition("=")[::2] for pair in args.split())
+        elif word == "WORKDIR":
+            workdir = root / args.lstrip("/")
+            workdir.mkdir(parents=True, exist_ok=True)
+        elif word == "COPY":
+            *sources, dest = args.split()
+            target = workdir / dest
+            for source in sources:
+                path = ROOT / source
+                into = target / path.name if dest.endswith("/") or len(sources) > 1 else target
+                if path.is_dir():
+                    shutil.copytree(
+                        path, into, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+                    )
+                else:
+                    into.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, into)
+        elif word == "RUN" and "apt-get" not in args:
+            done = subprocess.run(
+                ["sh", "-c", args], cwd=workdir, env=env, capture_output=True, text=True,
+                timeout=900,
+            )  # fmt: skip
+            assert done.returncode == 0, f"RUN {args}\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+        else:
+            assert word == "RUN", f"the replay does not know {word}"
+    bin_ = root / "opt" / "dicehall" / "bin"
+    installed = run(bin_ / "python", "-m", "pip", "list", "--format=freeze", cwd=outside)
+    names = {line.split("==")[0].lower() for line in installed.stdout.split()}
+    assert "dicehall" in names and not names & {"mypy", "setuptools"}, "the build's tools stay out"
+    with running_server(command=[str(bin_ / "dicehall")], cwd=outside) as server:
+        compiled = len(MODULES) if EXPECT_COMPILED else 0
+        assert f"dicehall_compiled_modules {compiled}.0" in server.get("/metrics")[1]
+        play_one_game(bin_, server.ws, "qwinto", seats=2, cwd=outside)
+        assert server.terminate() == 0

@@ -36,11 +36,12 @@ def test_a_compiled_build_compiles_modules_that_exist_and_no_coroutines() -> Non
         assert not re.search(r"^\s*async def ", source, re.M), name
 
 
-def test_the_build_backend_asks_for_the_locked_mypy() -> None:
+def test_the_build_backend_and_the_docker_image_build_with_the_locked_mypy() -> None:
     backend = runpy.run_path(str(ROOT / "build_backend" / "dicehall_build.py"))
-    lock = (ROOT / "requirements" / "dev.txt").read_text()
-    (pin,) = re.findall(r"^(mypy==\S+)", lock, re.M)
-    assert backend["MYPYC"] == pin
+    for lock in ("dev.txt", "build.txt"):  # (build.txt: the image's build stage)
+        text = (ROOT / "requirements" / lock).read_text()
+        (pin,) = re.findall(r"^(mypy==\S+)", text, re.M)
+        assert backend["MYPYC"] == pin, lock
 
 
 def leaked_blocks(work: Callable[[], object], times: int) -> int:

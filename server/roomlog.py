@@ -106,10 +106,9 @@ class MessageLog:
     blocks of 32, ~20 (docs/benchmarks.md, "Load" and "Memory"). The newest messages (fewer
     than a block) stay as they are, back to back in one buffer (as bytes objects they cost
     ~45 bytes more each). Seqs are consecutive, so only the last is kept; the few private
-    variants
-    (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages that aged
-    out: they are skipped, and the block goes when all of its messages have. Iterating
-    gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
+    variants (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages
+    that aged out: they are skipped, and the block goes when all of its messages have.
+    Iterating gives `Outgoing`s back, decoded: only a resume or a takeover reads the log.
     """
 
     __slots__ = ("_blocks", "_count", "_kind", "_last", "_private", "_tail", "_tailed", "maxlen")

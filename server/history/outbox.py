@@ -47,8 +47,15 @@ class SpoolOutbox:
         os.replace(temporary, path)
 
     def pending(self) -> list[str]:
-        """The ids waiting, oldest first."""
-        files = [(p.stat().st_mtime_ns, p.stem) for p in self.folder.glob("*.json")]
+        """The ids waiting, oldest first. A file a writer deletes between the listing and
+        its `stat` is not waiting any more (/metrics, which counts them, answered 500 when
+        that happened under load)."""
+        files: list[tuple[int, str]] = []
+        for path in self.folder.glob("*.json"):
+            try:
+                files.append((path.stat().st_mtime_ns, path.stem))
+            except FileNotFoundError:
+                continue
         return [game_id for _, game_id in sorted(files)]
 
     def take(self, game_id: str) -> FinishedGame | None:

@@ -23,7 +23,12 @@ async def new_room(host: RawClient, game: str, seats: int, **fields: Any) -> str
 def metrics(server: ServerProcess) -> dict[str, float]:
     """`/metrics` as {name{labels}: value}, plus every metric name with value 0 from HELP."""
     status, text = server.get("/metrics")
-    assert status == 200, f"/metrics answered {status}: {text[:500]}\n{server.output_tail()}"
+    if status != 200:
+        # (Starlette answers 500 first and the server logs the traceback after: wait for it)
+        deadline = time.monotonic() + 5
+        while "Traceback" not in server.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise AssertionError(f"/metrics answered {status}: {text[:500]}\n{server.output_tail()}")
     out: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("# HELP "):

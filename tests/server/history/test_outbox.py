@@ -27,6 +27,15 @@ def test_a_game_waits_in_a_file_until_it_is_done(tmp_path: Path) -> None:
     assert SpoolOutbox(tmp_path / "pending").take("b2") == second  # (another process)
 
 
+def test_a_file_gone_between_the_listing_and_its_stat_is_not_waiting(tmp_path: Path) -> None:
+    """(A writer deletes a stored game's file while /metrics counts the files: a listed
+    name whose `stat` finds nothing, which a dangling link reproduces every time.)"""
+    outbox = SpoolOutbox(tmp_path)
+    outbox.put(finished("a1", [("ada", 3)]))
+    (tmp_path / "gone.json").symlink_to(tmp_path / "deleted.json")
+    assert outbox.pending() == ["a1"]
+
+
 def test_an_unreadable_file_is_set_aside(tmp_path: Path) -> None:
     outbox = SpoolOutbox(tmp_path)
     (tmp_path / "x1.json").write_text('{"id": "x1"')

@@ -199,7 +199,10 @@ class RawClient:
 
     async def read(self, timeout: float = 10.0) -> Msg:
         """One frame off the socket (raises ConnectionClosed at the end)."""
-        frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        return self._take(await asyncio.wait_for(self.ws.recv(), timeout))
+
+    def _take(self, frame: Frame) -> Msg:
+        """A frame read: decoded, logged, and filed as a reply or a pending message."""
         wanted = bytes if self.subprotocol == MSGPACK else str
         assert isinstance(frame, wanted), f"{self.subprotocol} got a {type(frame).__name__} frame"
         message = decode(frame)
@@ -228,11 +231,14 @@ class RawClient:
         try:
             return await self.read(max(0.01, deadline - time.monotonic()))
         except TimeoutError:
-            last = self.log[-1] if self.log else None
-            raise TimeoutError(
-                f"{waited_for} within {timeout:g} s ({len(self.log)} messages read, "
-                f"the last {str(last)[:200]})"
-            ) from None
+            raise self._too_long(waited_for, timeout) from None
+
+    def _too_long(self, waited_for: str, timeout: float) -> TimeoutError:
+        last = self.log[-1] if self.log else None
+        return TimeoutError(
+            f"{waited_for} within {timeout:g} s ({len(self.log)} messages read, "
+            f"the last {str(last)[:200]})"
+        )
 
     async def next(
         self, kind: str | Callable[[Msg], bool] | None = None, timeout: float = 10.0
@@ -258,14 +264,19 @@ class RawClient:
                 return message
 
     async def until_closed(self, timeout: float = 10.0) -> tuple[int | None, str]:
-        """Read everything left; the close code and reason the server sent."""
-        deadline = time.monotonic() + timeout
+        """Read everything left; the close code and reason the server sent. (One deadline
+        for the whole drain, no timer per frame: a client cut off for not reading may have
+        tens of thousands of frames to read, and the server closes the socket CLOSE_TIMEOUT
+        after the cut, read or not: on a slow machine CI ran out of 10 s after 24,388.)"""
         try:
-            while True:
-                await self._read_until(deadline, "the connection not closed", timeout)
+            async with asyncio.timeout(timeout):
+                while True:
+                    self._take(await self.ws.recv())
         except ConnectionClosed as exc:
             rcvd = exc.rcvd
             return (rcvd.code, rcvd.reason) if rcvd is not None else (None, "")
+        except TimeoutError:
+            raise self._too_long("the connection not closed", timeout) from None
 
     async def sync(self) -> None:
         """A `ping` round trip: every frame the server queued for us before it has arrived."""

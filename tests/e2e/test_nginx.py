@@ -47,6 +47,7 @@ from protocol import errors
 from protocol.messages.server import GameOver
 from rules.bots import get_bot
 from rules.records import replay
+from tests.support.dockerfile import dockerfile_steps
 from tests.support.redis import (
     Player,
     RedisServer,
@@ -630,20 +631,8 @@ def app_env_vars() -> set[str]:
     return set(re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "settings.py").read_text()))
 
 
-def dockerfile() -> list[tuple[str, str]]:
-    """(instruction, arguments) of deploy/Dockerfile, continuation lines joined."""
-    text = re.sub(r"\\\n", " ", (DEPLOY / "Dockerfile").read_text())
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            out.append((word.upper(), rest.strip()))
-    return out
-
-
 def test_the_dockerfile_copies_what_exists_and_runs_as_a_drainable_non_root_server() -> None:
-    steps = dockerfile()
+    steps = dockerfile_steps()
     copied: set[str] = set()
     for word, args in steps:
         if word == "COPY" and not args.startswith("--from"):

@@ -24,6 +24,7 @@ import pytest
 
 from server.compiled import MODULES
 from tests.server.test_compiled import EXPECT_COMPILED
+from tests.support.dockerfile import dockerfile_steps
 from tests.support.servers import ROOT, running_server
 
 UV = [sys.executable, "-m", "uv"]
@@ -160,17 +161,10 @@ def test_the_core_install_plays_bots_and_names_the_extras_it_lacks(
 
 
 def dockerfile_build_stage() -> list[tuple[str, str]]:
-    """(instruction, arguments) of deploy/Dockerfile's first stage, continuations joined."""
-    text = re.sub(r"\\\n\s*", " ", (ROOT / "deploy" / "Dockerfile").read_text())
-    steps: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            if word.upper() == "FROM" and steps:
-                break  # the final stage: it copies what this one built
-            steps.append((word.upper(), rest.strip()))
-    return steps
+    """deploy/Dockerfile's first stage (the final one copies what it built)."""
+    steps = dockerfile_steps()
+    final = max(i for i, (word, _) in enumerate(steps) if word == "FROM")
+    return steps[:final]
 
 
 def test_the_docker_images_build_stage_replayed_here_builds_a_server_that_plays(

@@ -148,6 +148,8 @@ async def websocket(ws: WebSocket) -> None:
         socket=socket,
         flusher=server.flusher,
     )
+    client = ws.scope.get("client")
+    peer.session.address = str(client[0]) if client else None
     server.peers.add(peer)
     server.transports.labels(_transport(socket)).inc()
 

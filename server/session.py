@@ -104,6 +104,9 @@ class Session:
         self.services = services
         self.sink = sink
         self.name: str | None = None
+        self.address: str | None = None
+        """The client's network address (its IP, as the ASGI scope says), when it has one:
+        the key of per-address bounds."""
         self.player: str | None = None
         """The player id this connection plays as (the `identity` feature): the seats it
         takes are that player's."""

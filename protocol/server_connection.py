@@ -131,6 +131,19 @@ class ServerConnection:
         self._pending.add(rid)
         return [message]
 
+    def control(self, now: float) -> tuple[bool, list[Output]]:
+        """A WebSocket ping or pong from the client: a sign of life that takes a token like
+        any frame, so control frames cannot get around the rate limit. Whether it is within
+        the rate (a ping gets its pong only then), and what to send: a flood closes the
+        connection (4002) as a flood of requests does."""
+        if self._state is _CLOSED:
+            return False, []
+        self._heard = now
+        admission = self._bucket.take(now)
+        if admission is _FLOOD:
+            return False, self.close(CloseCode.RATE_LIMIT, "flood: far over the rate limit")
+        return admission is not _LIMITED, []
+
     def heard(self, now: float) -> None:
         """A sign of life other than a frame (e.g. a WebSocket pong) resets the idle timer."""
         self._heard = max(self._heard, now)

@@ -90,6 +90,8 @@ class Peer:
         """Kept, as on every hot path (docs/contributing.md, "Hot paths")."""
         self._flusher = flusher or Flusher()
         """The process's (shared by its peers: one callback per turn for all of them)."""
+        if socket is not None:
+            socket.on_control = self.control
 
     # --- Sink: what the session produces --------------------------------------------------
 
@@ -221,6 +223,19 @@ class Peer:
             else:
                 request = item
         return request
+
+    def control(self) -> bool:
+        """A ping or pong from the client: within the rate limit or not. A flood closes
+        at once, not after the rest of this read: the socket drops a client that goes on
+        sending what it ignores, and the goodbye should be out by then."""
+        within, outputs = self.protocol.control(time.monotonic())
+        if outputs:
+            for item in outputs:
+                self._apply(item)
+            socket, goodbye = self._socket, self._closing
+            if socket is not None and goodbye is not None and self.write_ready(socket):
+                socket.close(int(goodbye.code), goodbye.reason)
+        return within
 
     def attach(self, send: SendFrame, close: CloseSocket) -> None:
         """The socket's ASGI side. Its writer task starts now, or on the fast path only

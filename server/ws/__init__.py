@@ -30,6 +30,11 @@ class FrameSocket(Protocol):
     """Called when the server shuts down, instead of closing with 1012 at once: the
     endpoint says goodbye and closes itself."""
 
+    on_control: Callable[[], bool] | None
+    """Called for each ping or pong the client sends; False refuses it (over the rate
+    limit: a ping then gets no pong). Control frames count against the rate limit like
+    any other frame, so that a ping flood is cut as a flood of requests is."""
+
     heard_at: float
     """`time.monotonic()` when the client last sent a control frame (a pong answering the
     server's keepalive ping, or a ping): a sign of life the idle time-out counts."""

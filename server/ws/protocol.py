@@ -32,6 +32,8 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
+from protocol.wsframes import PING, pack_header
+
 from . import CLOSE_TIMEOUT, SOCKET_EXTENSION
 from .asgi import AppRunner, scope_for
 from .frames import FrameReader, frames, text_of
@@ -42,6 +44,14 @@ log = logging.getLogger("dicehall.websocket")
 PAUSE_AT = 4
 """Messages waiting for the endpoint before the transport's reads pause: a client that
 sends faster than its requests are handled is held back, and holds up only itself."""
+
+IGNORED_LIMIT = 256
+"""Frames a connection may send that are ignored (pings and pongs over the rate limit,
+anything after the close) before it is dropped without a closing handshake: a flooder
+that ignores its close (4002) must not keep a core busy until `CLOSE_TIMEOUT`."""
+
+_PONG = 0x8A
+"""The first byte of a whole pong frame (FIN and opcode 0xA)."""
 
 
 class WebSocketProtocol(asyncio.Protocol):
@@ -65,7 +75,7 @@ class WebSocketProtocol(asyncio.Protocol):
             max_size=config.ws_max_size,
             logger=log.getChild("frames"),
         )
-        self._reader = FrameReader(self._deliver, self._forward, config.ws_max_size)
+        self._reader = FrameReader(self._deliver, self._forward, config.ws_max_size, self._control)
         self._transport: asyncio.Transport | None = None
         self._pending: list[bytes | str] = []
         self._waiter: asyncio.Future[None] | None = None
@@ -80,6 +90,12 @@ class WebSocketProtocol(asyncio.Protocol):
             self._loop, config.ws_ping_interval, config.ws_ping_timeout, self._ping, self._dead
         )
         self._request_seen = False
+        self._pong: bytes | None = None
+        """The payload of the latest ping not answered yet: one pong answers it, sent once
+        the transport takes writes (RFC 6455, 5.5.3, lets a pong answer only the latest
+        ping), so what a client that pings and never reads costs is bounded."""
+        self._ignored = 0
+        self.on_control: Callable[[], bool] | None = None
         self.closing = False
         """A close frame was sent or received, or the connection failed."""
         self.lost = False
@@ -100,6 +116,8 @@ class WebSocketProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._request_seen:
             self._reader.feed(data)
+            if self._pong is not None:
+                self._send_pong()
             return
         conn = self._conn
         conn.receive_data(data)
@@ -135,6 +153,8 @@ class WebSocketProtocol(asyncio.Protocol):
         paused, self._writes_resume = self._writes_resume, None
         if paused is not None and not paused.done():
             paused.set_result(None)
+        if self._pong is not None:
+            self._send_pong()
 
     def shutdown(self) -> None:
         """uvicorn is shutting down (SIGTERM): the endpoint's goodbye, else 1012."""
@@ -212,7 +232,8 @@ class WebSocketProtocol(asyncio.Protocol):
 
     def _deliver(self, data: bytes | str) -> None:
         if self.closing:
-            return  # past a close: data frames are discarded
+            self._ignore()  # past a close: data frames are discarded
+            return
         self._pending.append(data)
         self._wake()
         if len(self._pending) >= PAUSE_AT and not self._paused and self._transport is not None:
@@ -242,10 +263,6 @@ class WebSocketProtocol(asyncio.Protocol):
             self._fragments = [bytes(frame.data)]
         elif opcode is Opcode.CONT:
             self._fragments.append(bytes(frame.data))
-        elif opcode is Opcode.PONG:
-            self.heard_at = time.monotonic()
-            self._keepalive.pong(bytes(frame.data))
-            return
         elif opcode is Opcode.CLOSE:
             close = Close.parse(bytes(frame.data))
             if not self.closing:
@@ -254,14 +271,42 @@ class WebSocketProtocol(asyncio.Protocol):
             self._reader.stop()
             self._wake()
             return
-        else:  # a ping: `websockets` queued the pong
-            self.heard_at = time.monotonic()
+        else:  # (pings and pongs never reach `websockets`: `_control` takes them)
             return
         if not frame.fin:
             return
         data = b"".join(self._fragments)
         self._fragments = []
         self._deliver(text_of(data) if self._fragmented_text else data)
+
+    def _control(self, opcode: int, payload: bytes) -> None:
+        """A ping or a pong. Each takes a token of the connection's rate limit (the
+        endpoint's `on_control`), as a data frame does: a flood of them is cut (4002) like
+        any other, and one over the rate is not answered."""
+        if self.closing:
+            self._ignore()
+            return
+        self.heard_at = time.monotonic()
+        on_control = self.on_control
+        if on_control is not None and not on_control():
+            self._ignore()
+            return
+        if opcode == PING:
+            self._pong = payload
+        else:
+            self._keepalive.pong(payload)
+
+    def _send_pong(self) -> None:
+        if self.closing or self.lost:
+            self._pong = None
+        elif self._writes_resume is None and self._transport is not None:
+            payload, self._pong = self._pong or b"", None
+            self._transport.write(b"".join((pack_header(_PONG, len(payload)), payload)))
+
+    def _ignore(self) -> None:
+        self._ignored += 1
+        if self._ignored > IGNORED_LIMIT:
+            self.abort()
 
     # --- sending ---------------------------------------------------------------------------
 

@@ -192,6 +192,26 @@ def test_rate_limit_refuses_then_closes_a_flood() -> None:
     assert c.state is ConnectionState.CLOSED
 
 
+def test_websocket_pings_and_pongs_share_the_rate_limit_with_requests() -> None:
+    c = conn(rate=10, burst=5)
+    hello(c)  # one token
+    verdicts = [c.control(now=0.0) for _ in range(4)]
+    assert verdicts == [(True, [])] * 4, "within the burst: answered"
+    assert error_of(send(c, {"type": "ping", "id": 1}))["name"] == "rate-limited"
+    assert [c.control(now=0.0) for _ in range(4)] == [(False, [])] * 4, "over: not answered"
+    within, out = c.control(now=0.0)  # the debt passes the floor: a flood
+    assert not within and isinstance(out[-1], Close) and out[-1].code == CloseCode.RATE_LIMIT
+    assert frames(out)[0]["type"] == "goodbye"
+    assert c.control(now=10.0) == (False, []), "closed: nothing more"
+
+
+def test_a_ping_is_a_sign_of_life_for_the_idle_time_out() -> None:
+    c = conn(idle_timeout_ms=1000)
+    hello(c)
+    c.control(now=0.9)
+    assert c.tick(1.5) == [] and c.deadline() == pytest.approx(1.9)
+
+
 def test_rate_limit_recovers_when_the_client_slows_down() -> None:
     c = conn(rate=10, burst=2)
     hello(c)

@@ -56,20 +56,28 @@ class StreamClient:
         return cls(reader, writer)
 
     @classmethod
-    async def open(cls, port: int, rcvbuf: int | None = None) -> StreamClient:
-        """Handshake for dicehall.v1.json, then the welcome (`connect` for `rcvbuf`)."""
+    async def open(
+        cls, port: int, rcvbuf: int | None = None, deflate: bool = False
+    ) -> StreamClient:
+        """Handshake for dicehall.v1.json, then the welcome (`connect` for `rcvbuf`).
+        `deflate`: offer per-message deflate, which the server must take (`--deflate`);
+        its data frames are then compressed (the welcome is not read as JSON)."""
         client = await cls.connect(port, rcvbuf)
         reader, writer = client.reader, client.writer
+        offer = b"Sec-WebSocket-Extensions: permessage-deflate\r\n" if deflate else b""
         try:
             writer.write(
                 b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                 b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n\r\n"
+                b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: dicehall.v1.json\r\n"
+                + offer
+                + b"\r\n"
             )
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             assert head.startswith(b"HTTP/1.1 101"), head
+            assert (b"permessage-deflate" in head) == deflate, head
             opcode, welcome = await client.frame()
-            assert opcode == 1 and json.loads(welcome)["type"] == "welcome"
+            assert opcode == 1 and (deflate or json.loads(welcome)["type"] == "welcome")
         except BaseException:
             writer.transport.abort()  # (a failed test leaves no socket for a later one)
             raise

@@ -19,7 +19,13 @@ class Sink:
     def __init__(self, max_size: int | None = 1000) -> None:
         self.delivered: list[bytes | str] = []
         self.forwarded = bytearray()
-        self.reader = FrameReader(self.delivered.append, self.forwarded.extend, max_size)
+        self.controls: list[tuple[int, bytes]] = []
+        self.reader = FrameReader(
+            self.delivered.append,
+            self.forwarded.extend,
+            max_size,
+            lambda opcode, payload: self.controls.append((opcode, payload)),
+        )
 
     def feed(self, data: bytes, step: int | None = None) -> None:
         step = step or len(data) or 1
@@ -53,12 +59,34 @@ def test_simple_frames_are_delivered_in_order_however_the_bytes_are_cut() -> Non
         assert not sink.forwarded
 
 
-def test_control_frames_are_forwarded_whole_and_reading_goes_on() -> None:
-    ping = client_frame(PING, b"are you there")
-    sink = Sink()
-    sink.feed(client_frame(TEXT, b"1") + ping + client_frame(TEXT, b"2"), step=5)
-    assert sink.delivered == ["1", "2"]
-    assert bytes(sink.forwarded) == ping
+def test_pings_and_pongs_are_read_here_and_a_close_is_forwarded_whole() -> None:
+    close = client_frame(CLOSE, b"\x03\xe8")
+    stream = (
+        client_frame(TEXT, b"1")
+        + client_frame(PING, b"are you there")
+        + client_frame(PONG, b"here")
+        + close
+        + client_frame(TEXT, b"2")
+    )
+    for step in (1, 5, None):
+        sink = Sink()
+        sink.feed(stream, step=step)
+        assert sink.delivered == ["1", "2"]
+        assert sink.controls == [(PING, b"are you there"), (PONG, b"here")]
+        assert bytes(sink.forwarded) == close
+
+
+def test_control_frames_that_break_a_rule_go_to_the_other_parser() -> None:
+    cases = [
+        client_frame(PING, b"x" * 126),  # over 125 bytes
+        client_frame(PING, b"part", fin=False),  # a fragmented control frame
+        client_frame(PONG, b"", masked=False),
+        client_frame(PING, b"", rsv=2),
+    ]
+    for frame in cases:
+        sink = Sink()
+        sink.feed(frame)
+        assert bytes(sink.forwarded) == frame and not sink.controls
 
 
 def test_a_fragmented_message_is_forwarded_up_to_its_last_fragment() -> None:
@@ -70,7 +98,8 @@ def test_a_fragmented_message_is_forwarded_up_to_its_last_fragment() -> None:
     ]
     sink = Sink()
     sink.feed(b"".join(parts) + client_frame(TEXT, b"after"))
-    assert bytes(sink.forwarded) == b"".join(parts)
+    assert bytes(sink.forwarded) == parts[0] + parts[2] + parts[3]
+    assert sink.controls == [(PING, b"mid")]
     assert sink.delivered == ["after"]
 
 
@@ -110,13 +139,14 @@ def test_an_oversized_frame_is_forwarded_as_it_comes_not_buffered() -> None:
     assert bytes(sink.forwarded) == big and sink.delivered == ["next"]
 
 
-def test_once_stopped_every_byte_is_forwarded_the_buffered_ones_first() -> None:
+def test_once_stopped_data_frames_are_forwarded_and_pings_still_read_here() -> None:
     sink = Sink()
-    half = client_frame(TEXT, b"abcdef")[:4]
-    sink.feed(half)
+    text, binary = client_frame(TEXT, b"abcdef"), client_frame(BINARY, b"b")
+    sink.feed(text[:4])
     sink.reader.stop()
-    sink.feed(b"rest")
-    assert bytes(sink.forwarded) == half + b"rest" and not sink.delivered
+    sink.feed(text[4:] + client_frame(PING, b"p") + binary)
+    assert bytes(sink.forwarded) == text + binary
+    assert not sink.delivered and sink.controls == [(PING, b"p")]
 
 
 def test_a_stop_while_forwarding_forwards_the_rest_of_the_same_read() -> None:
@@ -129,7 +159,7 @@ def test_a_stop_while_forwarding_forwards_the_rest_of_the_same_read() -> None:
         forwarded.extend(data)
         reader.stop()  # as the protocol does once the connection is closing
 
-    reader = FrameReader(delivered.append, forward, 1000)
+    reader = FrameReader(delivered.append, forward, 1000, lambda opcode, payload: None)
     reader.feed(client_frame(TEXT, b"first") + close + after)
     assert delivered == ["first"]
     assert bytes(forwarded) == close + after
@@ -145,11 +175,12 @@ frame_specs = st.lists(
 
 
 @given(frame_specs, st.integers(min_value=1, max_value=50))
-def test_every_byte_is_either_delivered_or_forwarded_in_order(
+def test_every_byte_is_delivered_read_as_control_or_forwarded_in_order(
     specs: list[tuple[str, bytes]], step: int
 ) -> None:
     stream = bytearray()
     expected: list[bytes | str] = []
+    pings: list[tuple[int, bytes]] = []
     other = bytearray()
     for kind, payload in specs:
         if kind == "text":
@@ -161,7 +192,7 @@ def test_every_byte_is_either_delivered_or_forwarded_in_order(
             expected.append(payload)
         elif kind == "ping":
             frame = client_frame(PING, payload[:125])
-            other += frame
+            pings.append((PING, payload[:125]))
         elif kind == "fragmented":
             frame = client_frame(BINARY, payload, fin=False) + client_frame(CONT, b"", fin=True)
             other += frame
@@ -172,4 +203,5 @@ def test_every_byte_is_either_delivered_or_forwarded_in_order(
     sink = Sink(max_size=1000)
     sink.feed(bytes(stream), step)
     assert sink.delivered == expected
+    assert sink.controls == pings
     assert sink.forwarded == other

@@ -22,7 +22,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import migrate
-from .ratings import NEW, Rating, places, rate
+from .ratings import NEW, Rating, places, rate_game, shared
 from .schema import game_seats, games, players, ratings, secrets
 
 CONNECT_SECONDS = 10.0
@@ -60,7 +60,8 @@ class FinishedGame(msgspec.Struct, frozen=True):
     id: str
     game: str
     ladder: str | None
-    """Where its result is rated (ratings.ladder_of); None: not rated."""
+    """Where its result is rated (ratings.ladder_of); None: not rated. The store rates
+    nobody still when a person holds two seats (ratings.shared)."""
     finished_at: int
     """Unix milliseconds."""
     record: dict[str, Any]
@@ -190,7 +191,7 @@ class _Writes:
             index_elements=["player_id", "ladder"]
         )
         self.hold_ratings = (
-            select(ratings.c.player_id, ratings.c.mu, ratings.c.sigma)
+            select(ratings.c.player_id, ratings.c.mu, ratings.c.sigma, ratings.c.games)
             .where(
                 ratings.c.ladder == bindparam("ladder"),
                 ratings.c.player_id.in_(bindparam("ids", expanding=True)),
@@ -270,16 +271,19 @@ class HistoryStore:
         finish = places([s.score for s in game.seats])
         before: list[float | None] = [None] * len(game.seats)
         after: list[float | None] = [None] * len(game.seats)
+        ladder = game.ladder
+        if len(game.seats) < 2 or shared([s.player for s in game.seats]):
+            ladder = None  # (one seat, or a person in two: docs/history.md, "Ratings")
         async with self.engine.begin() as conn:
-            row: dict[str, object] = {"id": game.id, "game": game.game, "ladder": game.ladder}
+            row: dict[str, object] = {"id": game.id, "game": game.game, "ladder": ladder}
             row |= {"seats": len(game.seats), "finished_at": at, "record": record}
             if (await conn.execute(w.add_game, row)).rowcount == 0:
                 return False
             if ids:
                 rows = [{"id": p, "name": names[p], "created_at": at} for p in ids]
                 await conn.execute(w.remember, rows)
-            if game.ladder is not None and len(game.seats) >= 2:
-                before, after = await self._rate(conn, game, ids, finish)
+            if ladder is not None:
+                before, after = await self._rate(conn, game, ladder, ids, finish)
             seats = [
                 {
                     "game_id": game.id,
@@ -298,27 +302,39 @@ class HistoryStore:
         return True
 
     async def _rate(
-        self, conn: AsyncConnection, game: FinishedGame, ids: list[str], finish: list[int]
+        self,
+        conn: AsyncConnection,
+        game: FinishedGame,
+        ladder: str,
+        ids: list[str],
+        finish: list[int],
     ) -> tuple[list[float | None], list[float | None]]:
-        w, ladder, at = self._writes, game.ladder, game.finished_at
-        current: dict[str, Rating] = {}
+        w, at = self._writes, game.finished_at
+        players = [s.player for s in game.seats]
+        current: dict[str, tuple[Rating, int]] = {}
         if ids:
+            # A row only for whom the game rates (a house bot in two seats is not rated).
+            once = [p for p in ids if players.count(p) == 1]
             fresh: dict[str, object] = {"ladder": ladder, "mu": NEW.mu, "sigma": NEW.sigma}
             fresh["ordinal"] = NEW.ordinal
             fresh |= {"games": 0, "updated_at": at}
-            await conn.execute(w.add_ratings, [{"player_id": p, **fresh} for p in ids])
+            if once:
+                await conn.execute(w.add_ratings, [{"player_id": p, **fresh} for p in once])
             held = await conn.execute(w.hold_ratings, {"ladder": ladder, "ids": ids})
-            current = {r.player_id: Rating(r.mu, r.sigma) for r in held}
-        old = [current[s.player] if s.player else NEW for s in game.seats]
-        new = rate(old, finish)
+            current = {r.player_id: (Rating(r.mu, r.sigma), r.games) for r in held}
+        old = [current.get(p, (NEW, 0)) if p else (NEW, 0) for p in players]
+        new = rate_game(players, [r for r, _ in old], [n for _, n in old], finish)
         moved = [
-            {"p": s.player, "l": ladder, "mu": r.mu, "sigma": r.sigma, "o": r.ordinal, "at": at}
-            for s, r in zip(game.seats, new, strict=True)
-            if s.player is not None  # (a seat without a key is rated from scratch, and forgotten)
+            {"p": p, "l": ladder, "mu": r.mu, "sigma": r.sigma, "o": r.ordinal, "at": at}
+            for p, r in zip(players, new, strict=True)
+            if p is not None and r is not None  # (a keyless seat is rated, and forgotten)
         ]
         if moved:
             await conn.execute(w.move_ratings, moved)
-        return [r.ordinal for r in old], [r.ordinal for r in new]
+        return (
+            [o.ordinal if n is not None else None for (o, _), n in zip(old, new, strict=True)],
+            [n.ordinal if n is not None else None for n in new],
+        )
 
     async def signing_secret(self) -> bytes:
         """The key that signs player keys: made once, then the same for every process."""

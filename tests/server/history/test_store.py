@@ -14,7 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, text
 
 from server.history.migrate import SchemaTooNew, head
-from server.history.ratings import NEW
+from server.history.ratings import NEW, NEWCOMER_GAMES
 from server.history.schema import metadata
 from server.history.store import FinishedGame, HistoryError, HistoryStore, SeatResult, engine_url
 from tests.support.servers import ROOT
@@ -91,8 +91,18 @@ async def test_a_game_is_stored_once(store: HistoryStore) -> None:
     assert await store.record("nothing") is None
 
 
+async def place(store: HistoryStore, players: list[str], at: int = 0) -> None:
+    """Takes `players` past their first games (ratings.NEWCOMER_GAMES) with ties among
+    them: no rating moves, and from then on beating them counts."""
+    for i in range(NEWCOMER_GAMES):
+        tie: list[tuple[str | None, int]] = [(p, 7) for p in players]
+        await store.save(finished(f"placing-{'-'.join(players)}-{i}", tie, at=at + i))
+
+
 async def test_the_winner_climbs_and_ties_share(store: HistoryStore) -> None:
-    await store.save(finished("r1", [("ada", 30), ("bo", 12), ("cy", 12)]))
+    await place(store, ["bo", "cy"])
+    assert {s.rating for s in await store.leaderboard("qwixx", 0, 50)} == {NEW.ordinal}
+    await store.save(finished("r1", [("ada", 30), ("bo", 12), ("cy", 12)], at=100))
     board = await store.leaderboard("qwixx", 0, 50)
     assert board[0].player == "ada" and {board[1].player, board[2].player} == {"bo", "cy"}
     assert [s.rank for s in board] == [1, 2, 3]
@@ -100,7 +110,7 @@ async def test_the_winner_climbs_and_ties_share(store: HistoryStore) -> None:
     assert by_player["ada"].rating > NEW.ordinal
     assert by_player["bo"].rating == pytest.approx(by_player["cy"].rating)
     assert by_player["bo"].mu < NEW.mu
-    games = await store.player_games("bo", 10)
+    games = await store.player_games("bo", 1)
     assert [(g.game_id, g.place, g.score, g.seats) for g in games] == [("r1", 2, 12, 3)]
     assert games[0].rating_before == pytest.approx(NEW.ordinal)
     assert games[0].rating_after == pytest.approx(by_player["bo"].rating)
@@ -114,6 +124,53 @@ async def test_solitaire_house_rules_and_keyless_seats(store: HistoryStore) -> N
     await store.save(finished("anon", [("ada", 40), (None, 1)]))
     assert (await store.ratings_of("ada"))["qwixx"].games == 1
     assert await store.counts() == (3, 2)  # the keyless seat is no one
+
+
+async def test_a_person_in_two_seats_rates_nobody(store: HistoryStore) -> None:
+    """Issue 39's farm: one key in both seats, one of them passing, climbed a ladder (each
+    seat was rated from the same start, the last update kept, and both counted)."""
+    await place(store, ["bo", "cy"])
+    for i in range(8):
+        await store.save(finished(f"farm{i}", [("ada", 60), ("ada", -40)], at=100 + i))
+    await store.save(finished("three", [("ada", 60), ("bo", 10), ("ada", -40)], at=200))
+    assert await store.ratings_of("ada") == {}
+    assert (await store.ratings_of("bo"))["qwixx"].games == NEWCOMER_GAMES  # (not rated)
+    for played in await store.player_games("ada", 20):
+        assert (played.ladder, played.rating_before, played.rating_after) == (None, None, None)
+    game = await store.game("three")
+    assert game is not None and game.ladder is None and {s.place for s in game.seats} == {1, 2, 3}
+
+
+async def test_beating_newcomers_earns_nothing_and_losing_to_them_costs(
+    store: HistoryStore,
+) -> None:
+    """A farm of throw-away identities (a new key each game, made to lose) moves no
+    rating, however long it runs; a newcomer who wins is rated as usual."""
+    for i in range(2 * NEWCOMER_GAMES):
+        await store.save(finished(f"farm{i}", [("ada", 60), (f"throwaway{i}", -40)], at=i))
+        await store.save(finished(f"anon{i}", [("ada", 60), (None, -40)], at=i))
+    ada = (await store.ratings_of("ada"))["qwixx"]
+    assert (ada.mu, ada.sigma, ada.games) == (NEW.mu, NEW.sigma, 4 * NEWCOMER_GAMES)
+    assert (await store.ratings_of("throwaway0"))["qwixx"].mu < NEW.mu
+    await store.save(finished("upset", [("ada", 10), ("cy", 50)], at=100))
+    cy = (await store.ratings_of("cy"))["qwixx"]
+    assert cy.mu > NEW.mu and cy.rating > NEW.ordinal
+    assert (await store.ratings_of("ada"))["qwixx"].mu < NEW.mu
+
+
+async def test_a_house_bot_in_several_seats_is_the_others_opponent_each_time(
+    store: HistoryStore,
+) -> None:
+    await store.save(finished("bots", [("ada", 5), ("house:strong", 50), ("house:strong", 40)]))
+    assert await store.ratings_of("house:strong") == {}
+    (game,) = await store.player_games("ada", 5)
+    assert game.ladder == "qwixx" and game.rating_before == NEW.ordinal
+    assert game.rating_after is not None and game.rating_after < NEW.ordinal  # (lost twice)
+    stored = await store.game("bots")
+    assert stored is not None
+    assert [(s.rating_before, s.rating_after) for s in stored.seats[1:]] == [(None, None)] * 2
+    await store.save(finished("one", [("ada", 5), ("house:strong", 50)], at=2_000))
+    assert (await store.ratings_of("house:strong"))["qwixx"].games == 1
 
 
 async def test_a_players_games_page_newest_first(store: HistoryStore) -> None:
@@ -149,17 +206,20 @@ async def test_concurrent_games_of_the_same_players_lose_no_update(history_url: 
     """Two processes' writers saving at once: every game counts on every rating."""
     a, b = await HistoryStore.open(history_url), await HistoryStore.open(history_url)
     try:
-        games = [finished(f"g{i}", [("ada", i % 3), ("bo", 1), ("cy", 2)], at=i) for i in range(24)]
+        await place(a, ["ada", "bo", "cy"])  # (so that every game moves every rating)
+        games = [
+            finished(f"g{i}", [("ada", i % 3), ("bo", 1), ("cy", 2)], at=100 + i) for i in range(24)
+        ]
         await asyncio.gather(*((a if i % 2 else b).save(g) for i, g in enumerate(games)))
         for player in ("ada", "bo", "cy"):
-            assert (await a.ratings_of(player))["qwixx"].games == 24
+            assert (await a.ratings_of(player))["qwixx"].games == NEWCOMER_GAMES + 24
             # Each game moved the rating the one before it left: one chain, no fork.
-            played = await a.player_games(player, 100)
+            played = await a.player_games(player, 24)
             before = [g.rating_before for g in played]
             after = {g.rating_after for g in played}
             assert len(set(before)) == 24 and before.count(NEW.ordinal) == 1
             assert set(before) - {NEW.ordinal} <= after
-        assert await b.counts() == (24, 3)
+        assert await b.counts() == (NEWCOMER_GAMES + 24, 3)
     finally:
         await a.close()
         await b.close()

@@ -41,7 +41,7 @@ from websockets.typing import Subprotocol
 from protocol import errors
 from protocol.client_connection import ClientConnection, Gap, Response
 from protocol.close import CloseCode
-from protocol.features import IDENTITY
+from protocol.features import IDENTITY, LOBBY_PAGES
 from protocol.limits import MAX_TOKENS, Limits, ReaderLimits
 from protocol.messages import client as requests
 from protocol.messages import results
@@ -504,7 +504,30 @@ class Client:
         return (await self._typed(requests.Games(id=0), results.GamesResult)).games
 
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
-        return (await self._typed(requests.Rooms(id=0, game=game), results.RoomsResult)).rooms
+        """Every public room (of `game`), page after page: one reply of them all could
+        outgrow any frame limit. A server without `lobby_pages` says one page only."""
+        rooms: list[RoomInfo] = []
+        cursor: str | None = None
+        while True:
+            page = await self.rooms_page(game, cursor=cursor)
+            rooms += page.rooms
+            if page.next is None or page.next == cursor or not page.rooms or not self.pages:
+                return rooms
+            cursor = page.next
+
+    async def rooms_page(
+        self, game: str | None = None, *, limit: int | None = None, cursor: str | None = None
+    ) -> results.RoomsResult:
+        """One page of the public rooms (of `game`): at most `limit` (None: as many as the
+        server says in one), from `cursor` (the `next` of the page before; None: the first).
+        `limit` and `cursor` need a server that offers `lobby_pages` (`pages`)."""
+        request = requests.Rooms(id=0, game=game, limit=limit, cursor=cursor)
+        return await self._typed(request, results.RoomsResult)
+
+    @property
+    def pages(self) -> bool:
+        """The server pages the lobby on request (the `lobby_pages` feature is on)."""
+        return self.hello is not None and LOBBY_PAGES in self.hello.features
 
     async def create(
         self,
@@ -654,14 +677,18 @@ class Client:
             for room in rooms[:-MAX_TOKENS]:
                 self._lose(room, "more seat tokens than one hello may carry")
             rooms = rooms[-MAX_TOKENS:]
-            identity = IDENTITY in wire.welcome.features  # (an older server refuses `key`)
-            features = [f for f in self.features if f != IDENTITY]
+            offered = wire.welcome.features
+            identity = IDENTITY in offered  # (an older server refuses `key`)
+            # (whenever offered: reconnects stay one player, and `rooms()` walks every page)
+            always = (IDENTITY, LOBBY_PAGES)
+            features = [f for f in self.features if f not in always]
+            features += [f for f in always if f in offered]
             hello = requests.Hello(
                 id=0,
                 client=self.program,
                 name=self.name,
                 tokens=[self._tokens[r] for r in rooms],
-                features=[*features, IDENTITY] if identity else features,
+                features=features,
                 key=self.key if identity else None,
             )
             try:

@@ -228,6 +228,18 @@ class BadKeyError(LobbyError):
     )
 
 
+class TooManyRoomsError(ForbiddenError):
+    """(A `forbidden` before it had a code of its own: Python callers that catch that
+    still catch this.)"""
+
+    code, name = 2013, "too-many-rooms"
+    meaning = (
+        "This connection, or its network address, hosts as many rooms as it may at once"
+        " (created, game not over): finish a game first, or wait for a room nobody sits in"
+        " to close."
+    )
+
+
 # --- 3xxx -------------------------------------------------------------------------------
 
 

@@ -23,6 +23,10 @@
   again, on any later connection to any process, to be the same player (ratings, a
   player's games). Asked for, not on by default, because `hello.key` is a field an older
   server would refuse.
+- `lobby_pages`: `rooms` takes `limit` and `cursor` and so walks the lobby a page at a
+  time (every `rooms` reply is one page, of at most `MAX_ROOMS_PAGE` rooms, saying the
+  `total` and the `next` cursor, with or without the feature). Asked for, because the two
+  fields are ones an older server would refuse.
 """
 
 from __future__ import annotations
@@ -34,8 +38,16 @@ LEGAL_WITHOUT_VIEW: Final = "legal_without_view"
 PROGRESS: Final = "progress"
 IDENTITY: Final = "identity"
 LEGAL_IN_WINDOW: Final = "legal_in_window"
+LOBBY_PAGES: Final = "lobby_pages"
 
-SERVER_FEATURES: Final = (TIMESTAMPS, LEGAL_WITHOUT_VIEW, PROGRESS, IDENTITY, LEGAL_IN_WINDOW)
+SERVER_FEATURES: Final = (
+    TIMESTAMPS,
+    LEGAL_WITHOUT_VIEW,
+    PROGRESS,
+    IDENTITY,
+    LEGAL_IN_WINDOW,
+    LOBBY_PAGES,
+)
 """What a v1 server offers, in `welcome.features` order."""
 
 

@@ -39,6 +39,12 @@ MAX_OPTIONS = 16
 MAX_CHAT = 500
 MAX_TURN_WINDOW = 3600
 """Seconds; the longest turn window a room may be created with."""
+MAX_ROOMS_PAGE = 100
+"""Rooms in one `rooms` reply, and its default: 100 of the largest entries the schema
+allows take under 0.6 MB of JSON (every character escaped), within the Python client's
+frame limit (1 MiB: `ReaderLimits`) however many rooms there are."""
+MAX_CURSOR = 64
+"""Characters of a `rooms` cursor (opaque: the `next` of the page before)."""
 MAX_BOX = 9
 MIN_NUMBER, MAX_NUMBER = 2, 12
 MAX_DICE = 6

@@ -44,7 +44,7 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
         case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key, player=player, legal=legal):
             return core.join(name, seat, nonce, now, key, player, legal)
         case LeaveCmd(seat=seat):
-            return None, core.leave(seat)
+            return None, core.leave(seat, now)
         case StartCmd(host_key=key, seat=seat):
             core.may_host(key, seat)
             out = core.start(now)

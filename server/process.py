@@ -66,7 +66,11 @@ class Server:
             hub=self.hub,
             signer=TokenSigner(secret),
             players=PlayerKeys(secret),
-            settings=Settings(default_turn_window=config.turn_window),
+            settings=Settings(
+                default_turn_window=config.turn_window,
+                max_rooms=config.max_rooms,
+                max_rooms_per_address=config.max_rooms_per_address,
+            ),
             errors=self.metrics.errors,
         )
         self.peers: set[Peer] = set()
@@ -93,6 +97,7 @@ class Server:
                 spawn_bot=self.spawn_bot,
                 drop_bots=self.drop_bots,
                 idle_seconds=config.idle_seconds,
+                empty_seconds=config.empty_seconds,
             )
         from .backends.redis import RedisBackend
 
@@ -104,6 +109,7 @@ class Server:
             cluster=config.redis_cluster,
             lease_ms=config.lease_ms,
             idle_seconds=config.idle_seconds,
+            empty_seconds=config.empty_seconds,
             reply_timeout=config.redis_timeout,
         )
 

@@ -298,11 +298,13 @@ class RoomCore:
             self._pass_host()
         return seat, [self._room_update(), *self._autostart(now)]
 
-    def leave(self, seat: int) -> list[Outgoing]:
-        """Before the start the seat reopens; during the game it stays, and times out."""
+    def leave(self, seat: int, now: float = 0.0) -> list[Outgoing]:
+        """Before the start the seat reopens (a room left empty closes `empty_seconds`
+        after `now`: `closable`); during the game it stays, and times out."""
         s = self._seat(seat)
         if self.status == "open":
             self.seats[seat] = Seat()
+            self.last_activity = max(self.last_activity, now)
         else:
             s.connected = 0
             s.left = True
@@ -361,9 +363,13 @@ class RoomCore:
             and all(s.left for s in self.seats if s.kind == "human")
         )
 
-    def closable(self, now: float, idle_seconds: float, over_seconds: float) -> bool:
+    def closable(
+        self, now: float, idle_seconds: float, over_seconds: float, empty_seconds: float = 0.0
+    ) -> bool:
         """Nobody is in the room and it has been quiet long enough: `idle_seconds`, or
-        `over_seconds` once the game is over, or no time at all once it is `deserted`.
+        `over_seconds` once the game is over, or no time at all once it is `deserted`, or
+        `empty_seconds` (when given) before the start while no person holds a seat: a room
+        created and never sat in is lobby spam more often than a table waiting for people.
 
         Nobody: no connected person in a seat, no spectator. House bots do not count: they
         never leave by themselves, and they go with the room."""
@@ -372,6 +378,8 @@ class RoomCore:
         if self.deserted:
             return True
         limit = over_seconds if self.status == "over" else idle_seconds
+        if empty_seconds and self.status == "open" and all(s.kind != "human" for s in self.seats):
+            limit = min(limit, empty_seconds)
         return now - self.last_activity > limit
 
     def forget_presence(self) -> None:

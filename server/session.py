@@ -25,10 +25,12 @@ from protocol.features import (
     IDENTITY,
     LEGAL_IN_WINDOW,
     LEGAL_WITHOUT_VIEW,
+    LOBBY_PAGES,
     PROGRESS,
     TIMESTAMPS,
     accept,
 )
+from protocol.limits import MAX_ROOMS_PAGE
 from protocol.messages import client as requests
 from protocol.messages import results
 from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
@@ -37,6 +39,7 @@ from rules import RulesError, all_games, get_game
 from rules.bots import bot_names
 
 from .backends import Backend, RoomSpec
+from .bounds import RoomBounds
 from .commands import (
     ActCmd,
     AddBotsCmd,
@@ -54,6 +57,7 @@ from .commands import (
 )
 from .hub import Hub
 from .identity import Player, PlayerKeys
+from .settings import Config
 from .stream import RoomSink, RoomStream
 from .tokens import TokenSigner
 
@@ -80,6 +84,10 @@ class Settings:
     default_turn_window: int = 30
     max_rooms_per_session: int = 16
     """Rooms one connection may host at once (created, game not over): a cap on abuse."""
+    max_rooms: int = Config.max_rooms
+    """Rooms this process may run (`--max-rooms`): server/bounds.py."""
+    max_rooms_per_address: int = Config.max_rooms_per_address
+    """Rooms the connections from one address may host here (`--max-rooms-per-address`)."""
     server_name: str = "dicehall"
 
 
@@ -97,6 +105,12 @@ class Services:
     errors: Counter | None = None
     holders: dict[tuple[str, int], Session] = field(default_factory=dict)
     """Which local session holds each seat: a token taking a seat replaces its holder."""
+    bounds: RoomBounds = field(init=False)
+    """How many rooms may be created, here and per client address."""
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.bounds = RoomBounds(self.backend, s.max_rooms, s.max_rooms_per_address)
 
 
 class Session:
@@ -128,6 +142,8 @@ class Session:
         self.legal_in_window = False
         """The `legal_in_window` feature is on: the seats it takes get their legal actions
         with each window (the room keeps that per seat: `Seat.legal`)."""
+        self.lobby_pages = False
+        """The `lobby_pages` feature is on: `rooms` may name a `limit` and a `cursor`."""
 
     # --- requests ------------------------------------------------------------------------
 
@@ -184,7 +200,7 @@ class Session:
             case requests.Games():
                 return results.GamesResult(games=games_info()), None
             case requests.Rooms():
-                return results.RoomsResult(rooms=await self.services.backend.rooms(req.game)), None
+                return await self._rooms(req), None
             case requests.Create():
                 return await self._create(req), None
             case requests.Join():
@@ -263,6 +279,7 @@ class Session:
         self.legal_without_view = LEGAL_WITHOUT_VIEW in features
         self.stream.progress = PROGRESS in features
         self.legal_in_window = LEGAL_IN_WINDOW in features
+        self.lobby_pages = LOBBY_PAGES in features
         result = results.HelloResult(
             name=self.name, seats=held, rejected=rejected, features=features
         )
@@ -291,6 +308,16 @@ class Session:
             )
         return player
 
+    async def _rooms(self, req: requests.Rooms) -> results.RoomsResult:
+        """One page of the lobby, however many rooms there are: a reply of every room
+        outgrew clients' frame limits (issue 39)."""
+        if (req.limit is not None or req.cursor is not None) and not self.lobby_pages:
+            raise errors.InvalidMessageError(
+                f"`limit` and `cursor` in `rooms` need the feature `{LOBBY_PAGES}`"
+            )
+        limit = req.limit or MAX_ROOMS_PAGE
+        return await self.services.backend.lobby(req.game, limit, req.cursor)
+
     async def _create(self, req: requests.Create) -> results.CreateResult:
         try:
             game = get_game(req.game)
@@ -302,7 +329,7 @@ class Session:
         except RulesError as exc:
             raise errors.BadOptionsError(exc.message) from None
         if len(self.hosting) >= self.services.settings.max_rooms_per_session:
-            raise errors.ForbiddenError("too many rooms created by this connection")
+            raise errors.TooManyRoomsError("too many rooms created by this connection")
         host_key = TokenSigner.new_nonce()
         spec = RoomSpec(
             game=game.name,
@@ -314,7 +341,9 @@ class Session:
             autostart=req.autostart,
             host_key=host_key,
         )
-        info = await self.services.backend.create(spec)
+        info = await self.services.bounds.create(
+            self.address, lambda: self.services.backend.create(spec)
+        )
         self.hosting[info.room] = host_key
         return results.CreateResult(room=info)
 

@@ -194,8 +194,31 @@ class Config:
         env="DICEHALL_LOG_LEVEL",
         choices=("critical", "error", "warning", "info", "debug"),
     )
+    max_rooms: int = setting(
+        10_000,
+        "Rooms one process runs at most (any game, in play or not): past it `create` is"
+        " refused with `overloaded` (4004) until some close.",
+        flag="--max-rooms",
+        env="DICEHALL_MAX_ROOMS",
+        metavar="N",
+    )
+    max_rooms_per_address: int = setting(
+        50,
+        "Rooms whose game is not over that the connections from one network address may host"
+        " in one process (an IPv6 address counts by its /64); past it `create` is refused"
+        " with `too-many-rooms` (2013). 0: no bound. Loopback addresses are not bounded"
+        ' (see "Bounds on rooms").',
+        flag="--max-rooms-per-address",
+        env="DICEHALL_MAX_ROOMS_PER_ADDRESS",
+        metavar="N",
+    )
     idle_seconds: float = setting(
         600.0, "Seconds before a room nobody is in and that saw no activity is closed."
+    )
+    empty_seconds: float = setting(
+        60.0,
+        "Seconds before a room whose game has not started, where no person holds a seat and"
+        " nobody watches, is closed (from its creation or the last person's `leave`).",
     )
     drain_seconds: float = setting(
         5.0, "Seconds the goodbyes may take on SIGTERM before the process stops."

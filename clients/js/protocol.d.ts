@@ -66,14 +66,16 @@ export interface Games {
   type: "games";
 }
 /**
- * List public rooms (of one game when `game` is given).
+ * List public rooms (of one game when `game` is given), a page at a time.
  */
 export interface Rooms {
+  cursor?: string | null;
   game?: string | null;
   /**
    * Client-chosen; strictly increasing per connection.
    */
   id: number;
+  limit?: number | null;
   type: "rooms";
 }
 /**
@@ -800,8 +802,15 @@ export interface ResumeResult {
   seq: number;
   url?: string | null;
 }
+/**
+ * One page of the public rooms, in an order that holds from page to page. `total`:
+ * how many there are in all (of the game asked for); `next`: the `cursor` of the page
+ * after (null: this is the last). Both are absent from a server before `lobby_pages`.
+ */
 export interface RoomsResult {
+  next?: string | null;
   rooms: RoomInfo[];
+  total?: number | null;
 }
 /**
  * `url`: where the room's server process takes connections (null: nowhere else).

@@ -15,8 +15,10 @@ from ..limits import MAX_FEATURES, MAX_TOKENS, MAX_TURN_WINDOW
 from .common import Action
 from .fields import (
     ChatText,
+    Cursor,
     Name,
     Options,
+    PageSize,
     PlayerKey,
     RequestId,
     RoomId,
@@ -59,9 +61,13 @@ class Games(Request, tag="games", kw_only=True):
 
 
 class Rooms(Request, tag="rooms", kw_only=True):
-    """List public rooms (of one game when `game` is given)."""
+    """List public rooms (of one game when `game` is given), a page at a time."""
 
     game: Word | None = None
+    limit: PageSize | None = None
+    """With the feature `lobby_pages`: rooms in the reply at most (the most when absent)."""
+    cursor: Cursor | None = None
+    """With the feature `lobby_pages`: the `next` of the page before; absent, the first."""
 
 
 class Create(Request, tag="create", kw_only=True):

@@ -12,6 +12,7 @@ from msgspec import Meta
 
 from ..limits import (
     MAX_CHAT,
+    MAX_CURSOR,
     MAX_KEY,
     MAX_NAME,
     MAX_OPTION_INT,
@@ -20,6 +21,7 @@ from ..limits import (
     MAX_REQUEST_ID,
     MAX_ROOM_ID,
     MAX_ROOM_NAME,
+    MAX_ROOMS_PAGE,
     MAX_SAFE_INT,
     MAX_SEATS,
     MAX_TOKEN,
@@ -91,6 +93,16 @@ ServerUrl = Annotated[
         description="A WebSocket URL (ws:// or wss://) of one server process.",
     ),
 ]
+Cursor = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_CURSOR,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Opaque: where the next page of `rooms` starts.",
+    ),
+]
+PageSize = Annotated[int, Meta(ge=1, le=MAX_ROOMS_PAGE)]
 ChatText = Annotated[str, Meta(min_length=1, max_length=MAX_CHAT, pattern=_PRINTABLE)]
 Hex64 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$")]
 Text = str

@@ -30,6 +30,7 @@ from .client import (
 from .common import GameInfo, HeldSeat, RoomInfo
 from .fields import (
     Count,
+    Cursor,
     Hex64,
     JsonMap,
     Name,
@@ -75,7 +76,13 @@ class GamesResult(Result):
 
 
 class RoomsResult(Result):
+    """One page of the public rooms, in an order that holds from page to page. `total`:
+    how many there are in all (of the game asked for); `next`: the `cursor` of the page
+    after (null: this is the last). Both are absent from a server before `lobby_pages`."""
+
     rooms: list[RoomInfo]
+    total: Count | None = None
+    next: Cursor | None = None
 
 
 class CreateResult(Result):

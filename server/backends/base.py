@@ -7,6 +7,7 @@ one process the owner is always local; with Redis it may be another process.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import secrets
 from abc import ABC, abstractmethod
@@ -16,6 +17,7 @@ from typing import Any
 import msgspec
 
 from protocol.messages.common import RoomInfo
+from protocol.messages.results import RoomsResult
 from rules import get_game
 
 from ..commands import Command, R
@@ -60,6 +62,16 @@ def new_room_id() -> str:
         room = secrets.token_urlsafe(6)
         if not room.startswith("-"):
             return room
+
+
+def page_of(listed: list[str], limit: int, after: str | None) -> tuple[list[str], str | None]:
+    """The first `limit` of the sorted room ids `listed` that come after `after`, and the
+    cursor of the page that follows them (None: none does). A cursor is the last id of its
+    page, so rooms that come or go between pages never shift the others: each room listed
+    throughout is seen exactly once."""
+    start = 0 if after is None else bisect.bisect_right(listed, after)
+    page = listed[start : start + limit]
+    return page, page[-1] if start + limit < len(listed) else None
 
 
 class Backend(ABC):
@@ -115,6 +127,15 @@ class Backend(ABC):
     @abstractmethod
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
         """Public rooms, newest first."""
+
+    @abstractmethod
+    async def lobby(self, game: str | None, limit: int, after: str | None) -> RoomsResult:
+        """A page of the public rooms (of `game`), by room id from the one after `after`
+        (`page_of`), with how many there are in all: the `rooms` reply."""
+
+    @abstractmethod
+    def rooms_here(self) -> int:
+        """How many rooms this process runs now (what `--max-rooms` bounds)."""
 
     @abstractmethod
     async def call(self, room: str, cmd: Command[R]) -> R:

@@ -14,13 +14,14 @@ import msgspec
 
 from protocol.errors import NoSuchRoomError
 from protocol.messages.common import RoomInfo
+from protocol.messages.results import RoomsResult
 
 from ..actor import BotSpawner, RoomActor
 from ..commands import Command, R
 from ..hub import Hub
 from ..outgoing import Outgoing
 from ..room import RoomCore
-from .base import Backend, RoomSpec, new_room_id
+from .base import Backend, RoomSpec, new_room_id, page_of
 from .local import LocalRooms
 
 RECORD_LEVEL = 6
@@ -41,6 +42,7 @@ class MemoryBackend(Backend):
         drop_bots: Callable[[str], None] | None = None,
         over_seconds: float = 30.0,
         history: int = 128,
+        empty_seconds: float = 60.0,
     ) -> None:
         super().__init__(hub)
         self.spawn_bot = spawn_bot
@@ -58,6 +60,9 @@ class MemoryBackend(Backend):
         `idle_seconds` (docs/benchmarks.md, "Load"). A disconnected seat has this long to
         resume and see the end; a finished room every person left with `leave` closes at
         once (`RoomCore.deserted`)."""
+        self.empty_seconds = min(empty_seconds, idle_seconds)
+        """A room nobody has sat in closes sooner, before its game starts (lobby spam:
+        `RoomCore.closable`)."""
         self._actors = LocalRooms()
         self._records: OrderedDict[str, bytes] = OrderedDict()
         """Records of finished games, as zlib-compressed JSON (decompressed when asked for)."""
@@ -133,6 +138,19 @@ class MemoryBackend(Backend):
             if c.public and (game is None or c.game.name == game)
         ]
 
+    async def lobby(self, game: str | None, limit: int, after: str | None) -> RoomsResult:
+        listed = sorted(
+            room
+            for room, actor in self._actors.items()
+            if actor.core.public and (game is None or actor.core.game.name == game)
+        )
+        page, cursor = page_of(listed, limit, after)
+        rooms = [self.advertised(self._actors[room].core.info()) for room in page]
+        return RoomsResult(rooms=rooms, total=len(listed), next=cursor)
+
+    def rooms_here(self) -> int:
+        return len(self._actors)
+
     async def call(self, room: str, cmd: Command[R]) -> R:
         actor = self._actors.get(room)
         if actor is None:
@@ -163,14 +181,16 @@ class MemoryBackend(Backend):
 
     async def _reap_forever(self) -> None:
         while True:
-            await asyncio.sleep(min(30.0, self.idle_seconds / 4, self.over_seconds / 2))
+            await asyncio.sleep(
+                min(30.0, self.idle_seconds / 4, self.over_seconds / 2, self.empty_seconds / 2)
+            )
             await self.reap()
 
     async def reap(self) -> None:
         """Close the rooms nobody is in that were quiet long enough (`RoomCore.closable`)."""
         now = self._clock()
         for room_id, actor in list(self._actors.items()):
-            if actor.core.closable(now, self.idle_seconds, self.over_seconds):
+            if actor.core.closable(now, self.idle_seconds, self.over_seconds, self.empty_seconds):
                 await self._close(room_id, actor)
 
     async def _close_deserted(self, room_id: str) -> None:

@@ -23,14 +23,21 @@ from protocol import (
     ServerConnection,
     errors,
 )
-from protocol.features import IDENTITY, LEGAL_IN_WINDOW, SERVER_FEATURES
+from protocol.features import IDENTITY, LEGAL_IN_WINDOW, LOBBY_PAGES, SERVER_FEATURES
 from protocol.limits import MAX_KEY
 
 from .test_server_connection import error_of, send
 
 
 def test_features_are_offered_in_the_order_they_came_so_older_ones_keep_their_place() -> None:
-    in_order = ("timestamps", "legal_without_view", "progress", IDENTITY, LEGAL_IN_WINDOW)
+    in_order = (
+        "timestamps",
+        "legal_without_view",
+        "progress",
+        IDENTITY,
+        LEGAL_IN_WINDOW,
+        LOBBY_PAGES,
+    )
     assert in_order == SERVER_FEATURES
 
 

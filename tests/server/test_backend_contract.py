@@ -49,8 +49,12 @@ class Listener:
 
 
 @contextlib.asynccontextmanager
-async def running(kind: str, redis_server: Callable[[], RedisServer]) -> AsyncIterator[Backend]:
-    config = Config() if kind == "memory" else Config(redis=_fresh(redis_server()))
+async def running(
+    kind: str, redis_server: Callable[[], RedisServer], **settings: Any
+) -> AsyncIterator[Backend]:
+    config = Config(**settings)
+    if kind == "redis":
+        config.redis = _fresh(redis_server())
     server = Server(config)
     await server.start()
     try:
@@ -91,6 +95,51 @@ async def test_a_created_room_is_listed_only_when_public(
         assert [r.room for r in await backend.rooms("yamb")] == []
         assert backend.game_of(hidden.room) == "yamb"  # the creating process runs it
         assert backend.local_room(shown.room) is not None
+
+
+async def test_the_lobby_comes_a_page_at_a_time_each_room_once(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    """Pages in an order that holds, the total said, the next page's cursor given: a room
+    created between two pages never makes another be seen twice or missed."""
+    async with running(kind, redis_factory) as backend:
+        games = ["qwixx", "yamb", "qwixx", "qwinto", "qwixx", "yamb", "qwixx"]
+        public = {(await backend.create(spec(game))).room: game for game in games}
+        await backend.create(spec("qwixx", public=False))
+        pages = [await backend.lobby(None, 3, None)]
+        added = (await backend.create(spec("qwinto"))).room
+        while pages[-1].next is not None:
+            pages.append(await backend.lobby(None, 3, pages[-1].next))
+        seen = [r.room for page in pages for r in page.rooms]
+        assert len(seen) == len(set(seen)), "a room seen twice"
+        assert set(public) <= set(seen) <= {*public, added}
+        assert [len(page.rooms) for page in pages[:-1]] == [3] * (len(pages) - 1)
+        assert pages[0].total == len(public)
+        qwixx = await backend.lobby("qwixx", 100, None)
+        assert {r.room for r in qwixx.rooms} == {r for r, g in public.items() if g == "qwixx"}
+        assert qwixx.total == 4 and qwixx.next is None
+        assert (await backend.lobby("chess", 100, None)).total == 0
+        assert backend.rooms_here() == len(public) + 2
+
+
+async def test_a_room_nobody_sits_in_closes_after_empty_seconds(
+    kind: str, redis_factory: Callable[[], RedisServer]
+) -> None:
+    """Before its game starts, a room where no person holds a seat closes after
+    `empty_seconds`, not the idle time-out; one a person sits in stays."""
+    async with running(kind, redis_factory, empty_seconds=0.5) as backend:
+        empty = (await backend.create(spec())).room
+        seated = (await backend.create(spec())).room
+        await backend.call(seated, JoinCmd(name="Ada", seat=None, nonce="a"))
+
+        async def closed() -> bool:
+            return empty not in {r.room for r in (await backend.lobby(None, 100, None)).rooms}
+
+        await eventually(closed, "the empty room's close")
+        with pytest.raises(errors.NoSuchRoomError):
+            await backend.call(empty, SyncCmd(seat=None))
+        assert [r.room for r in (await backend.lobby(None, 100, None)).rooms] == [seated]
+        assert backend.rooms_here() == 1
 
 
 async def test_an_unknown_room_is_no_such_room(

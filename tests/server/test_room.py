@@ -318,6 +318,38 @@ def test_house_bots_do_not_keep_a_finished_room_from_being_deserted() -> None:
     assert core.deserted
 
 
+IDLE, OVER, EMPTY = 600.0, 30.0, 60.0
+
+
+def closable(core: RoomCore, now: float) -> bool:
+    return core.closable(now, IDLE, OVER, EMPTY)
+
+
+def test_a_room_nobody_sits_in_closes_after_empty_seconds_before_its_game_starts() -> None:
+    """Created and never sat in (lobby spam, issue 39): a minute, not ten; house bots are
+    nobody. Once a person sits, or the game starts, the idle time-out is the room's."""
+    core = room("qwixx", 2)
+    core.last_activity = T0  # (its creation: the backends stamp it)
+    assert not closable(core, T0 + EMPTY) and closable(core, T0 + EMPTY + 1)
+    core.add_bots("random", 1, T0)
+    assert closable(core, T0 + EMPTY + 1), "a house bot is nobody"
+    core.join("p0", None, "nonce0", T0)
+    core.set_connected(1, -1)  # (a person who may come back with the seat's token)
+    assert not closable(core, T0 + IDLE) and closable(core, T0 + IDLE + 1)
+    core.leave(1, T0 + 100)  # (the last person left: a minute from then)
+    assert not closable(core, T0 + 100 + EMPTY) and closable(core, T0 + 100 + EMPTY + 1)
+    core.spectate(+1)
+    assert not closable(core, T0 + IDLE + 1), "someone watches"
+
+
+def test_a_started_room_without_people_keeps_the_idle_time_out() -> None:
+    core = room("qwixx", 2)
+    core.add_bots("random", None, T0)  # (filled, and started by the creator: a game on)
+    core.start(T0)
+    assert core.last_activity == T0
+    assert not closable(core, T0 + EMPTY + 1) and closable(core, T0 + IDLE + 1)
+
+
 def test_the_lobby_key_changes_whenever_the_lobby_entry_does() -> None:
     """The Redis backend rewrites a room's lobby entry only when `lobby_key` changes."""
     core = room("qwixx", 3)

@@ -484,7 +484,7 @@ async def test_finished_games_do_not_count_against_the_rooms_a_connection_may_ho
                 await asyncio.sleep(0)
         for _ in range(limit):  # rooms still open do count
             await create(ada, "qwixx", 2)
-        with pytest.raises(errors.ForbiddenError, match="too many rooms"):
+        with pytest.raises(errors.TooManyRoomsError, match="too many rooms"):
             await create(ada, "qwixx", 2)
 
 

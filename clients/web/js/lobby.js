@@ -3,6 +3,7 @@
 
 import { h, replace, toast } from './dom.js';
 import { Disconnected } from './dicehall.js';
+import { cleanName } from './names.js';
 import * as store from './store.js';
 
 const ROOMS_EVERY_MS = 3000;
@@ -52,6 +53,7 @@ export class LobbyView {
     this.conn = app.conn;
     this.games = [];
     this.rooms = [];
+    this.total = 0;
     this.form = {
       game: 'qwinto',
       seats: 2,
@@ -91,8 +93,10 @@ export class LobbyView {
   async loadRooms() {
     clearTimeout(this.timer);
     try {
+      // One page (the server's first); `total` says how many there are in all.
       const result = await this.conn.request('rooms');
       this.rooms = result.rooms;
+      this.total = result.total ?? result.rooms.length;
       this.render();
     } catch (err) {
       if (!(err instanceof Disconnected)) toast(err.message, 'error');
@@ -130,7 +134,7 @@ export class LobbyView {
         options: f.options,
         turnWindow: clamp(Number(f.turn_window), 1, 3600),
         public: f.public,
-        name: f.name.trim().slice(0, 60),
+        name: cleanName(f.name, 60),
       });
     } catch (err) {
       if (!(err instanceof Disconnected))
@@ -513,6 +517,9 @@ export class LobbyView {
             ),
           )
         : h('p', null, 'No public rooms right now: create one.'),
+      this.total > this.rooms.length
+        ? h('p.small', null, `${this.rooms.length} of ${this.total} rooms shown.`)
+        : null,
     );
   }
 

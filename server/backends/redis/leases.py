@@ -68,6 +68,7 @@ class Leases:
         history: int,
         idle_seconds: float,
         over_seconds: float,
+        empty_seconds: float,
         spawn_bot: BotSpawner | None,
         drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
@@ -84,6 +85,7 @@ class Leases:
         self.history = history
         self.idle_seconds = idle_seconds
         self.over_seconds = over_seconds
+        self.empty_seconds = empty_seconds
         self.spawn_bot = spawn_bot
         self.drop_bots = drop_bots
         self._public_url = public_url
@@ -381,13 +383,15 @@ class Leases:
 
     async def _reap_if_idle(self, room: str) -> None:
         """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
-        `over_seconds`, or at the next scan once everyone left it), but a finished one
+        `over_seconds`, or at the next scan once everyone left it; one nobody has sat in
+        after `empty_seconds`, before its game starts), but a finished one
         only once history has stored its game: its lease, logs and snapshot go; a
         finished game's record stays."""
         actor = self.actors.get(room)
         if actor is None or room in self._unstored or self.relay.interest.get(room, 0) > 0:
             return
-        if not actor.core.closable(time.time(), self.idle_seconds, self.over_seconds):
+        core = actor.core
+        if not core.closable(time.time(), self.idle_seconds, self.over_seconds, self.empty_seconds):
             return
         redis = self._redis()
         await redis.hdel(LOBBY, room)  # first: no other process takes it over now

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from .paths import FILE_MODE, private_folder, tighten
 from .store import FinishedGame
 
 log = logging.getLogger("dicehall.history")
@@ -32,7 +33,9 @@ _DECODER = msgspec.json.Decoder(FinishedGame)
 class SpoolOutbox:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder, own=True)  # (for its owner only: paths.py says why)
+        for path in folder.iterdir():
+            tighten(path)
 
     def _path(self, game_id: str) -> Path:
         if not _SAFE.match(game_id):  # (room ids are URL-safe: this is a guard, not a path)
@@ -43,7 +46,9 @@ class SpoolOutbox:
         """Keep `game` until `done`; durable once this returns (see the module's docstring)."""
         path = self._path(game.id)
         temporary = path.with_name(f".{game.id}.{os.getpid()}.tmp")
-        temporary.write_bytes(_ENCODER.encode(game))
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with os.fdopen(fd, "wb") as file:
+            file.write(_ENCODER.encode(game))
         os.replace(temporary, path)
 
     def pending(self) -> list[str]:

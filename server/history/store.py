@@ -22,6 +22,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import migrate
+from .paths import data_dir, private_file, private_folder, tighten
 from .ratings import NEW, Rating, places, rate_game, shared
 from .schema import game_seats, games, players, ratings, secrets
 
@@ -147,6 +148,17 @@ def _deadlines(parsed: URL) -> tuple[URL, dict[str, float]]:
     return parsed.difference_update_query(list(DEADLINES)), found
 
 
+def _private_sqlite(file: Path) -> None:
+    """The SQLite file (it holds the player-key secret) and its folder, for its owner only
+    (paths.py). Made before SQLite opens it: SQLite gives its journal, WAL and shared
+    memory files the database file's mode."""
+    own = file.parent.resolve() == data_dir().resolve()
+    private_folder(file.parent, own=own)
+    private_file(file)
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten(file.with_name(file.name + suffix))
+
+
 def _sqlite_settings(engine: AsyncEngine) -> None:
     """WAL (readers never wait for the writer), a wait instead of an error when another
     process holds the write lock, foreign keys on, and BEGIN IMMEDIATE: a transaction that
@@ -225,7 +237,7 @@ class HistoryStore:
         """PostgreSQL: an HTTP API read's deadline (`READ_SECONDS`, at most the command's)."""
         if parsed.get_backend_name() == "sqlite":
             if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+                _private_sqlite(Path(parsed.database))
             self.engine = create_async_engine(self.url)
             _sqlite_settings(self.engine)
             self._insert: Any = sqlite.insert

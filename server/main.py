@@ -24,6 +24,7 @@ from sqlalchemy.exc import ArgumentError
 from protocol.limits import Limits
 
 from .app import create_app
+from .gate import http_protocol
 from .history.paths import default_db
 from .history.store import HistoryError, engine_url
 from .process import Server
@@ -92,8 +93,10 @@ def run(config: Config, sockets: list[socket.socket] | None = None, name: str = 
         host=config.host,
         port=config.port,
         loop="uvloop",
+        http=http_protocol(app_server.gate, config.request_timeout),
         ws=WebSocketProtocol,
         ws_per_message_deflate=config.deflate,
+        forwarded_allow_ips=config.forwarded_allow_ips,
         # Above max_frame, so the protocol sees an oversized frame and answers it as
         # documented (`too-large`, `goodbye`, close 1009); only frames beyond this cap are
         # cut off by the WebSocket layer itself (a bare 1009).

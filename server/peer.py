@@ -29,6 +29,7 @@ from protocol.codec import Frame
 from protocol.features import SERVER_FEATURES
 from protocol.limits import Limits
 from protocol.messages.client import ClientMessage
+from protocol.messages.results import HelloResult
 from protocol.messages.server import ServerMessage
 from protocol.server_connection import Close, Send, ServerConnection
 from protocol.subprotocols import Encoding
@@ -97,6 +98,8 @@ class Peer:
 
     def reply(self, request_id: int, result: msgspec.Struct) -> None:
         self._push(self.protocol.reply(request_id, result))
+        if type(result) is HelloResult and self._socket is not None:
+            self._socket.greeted()
 
     def fail(self, request_id: int, error: errors.ProtocolError) -> None:
         self._push(self.protocol.fail(request_id, error))

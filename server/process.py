@@ -20,6 +20,7 @@ from .backends import Backend, MemoryBackend, RoomSpec
 from .cancelling import cancel_and_wait
 from .commands import AddBotsCmd
 from .flusher import Flusher
+from .gate import Gate
 from .history.paths import outbox_folder
 from .history.service import HistoryService
 from .housebots import HouseBot
@@ -76,6 +77,11 @@ class Server:
         self.peers: set[Peer] = set()
         self.flusher = Flusher()
         """Writes what the peers queued in a turn, from one callback (server/flusher.py)."""
+        self.gate = Gate(
+            config.max_pending, config.max_pending_per_address, config.forwarded_allow_ips
+        )
+        """Connections not yet past `hello`, bounded (server/gate.py: `dicehall serve`)."""
+        self.metrics.registry.register(self.gate)
         self.bots: dict[tuple[str, int], HouseBot] = {}
         self.draining = False
         self._tasks: list[asyncio.Task[None]] = []

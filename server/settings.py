@@ -175,6 +175,41 @@ class Config:
         flag="--idle-timeout-ms",
         env="DICEHALL_IDLE_TIMEOUT_MS",
     )
+    forwarded_allow_ips: str = setting(
+        "127.0.0.1,::1",
+        "Proxies whose `X-Forwarded-For` names the client: addresses or networks,"
+        " comma-separated; `*` for any (only where nothing but the proxy reaches the"
+        " server: a client could name itself anyone). The client so named is the address"
+        " the per-address bounds count; a proxy's own connections are not bounded per"
+        " address at the door (`--max-pending-per-address`).",
+        flag="--forwarded-allow-ips",
+        env="DICEHALL_FORWARDED_ALLOW_IPS",
+        metavar="ADDRESSES",
+    )
+    request_timeout: float = setting(
+        5.0,
+        "Seconds an HTTP request (a WebSocket's opening handshake too) may take to arrive"
+        " whole, from its first byte; past it the connection is answered 408 and closed.",
+        flag="--request-timeout",
+        env="DICEHALL_REQUEST_TIMEOUT",
+        metavar="SECONDS",
+    )
+    max_pending: int = setting(
+        4096,
+        "Connections one process holds that are not yet past `hello` (HTTP requests and"
+        " their keep-alive included); past it a new connection is answered 503 and closed.",
+        flag="--max-pending",
+        env="DICEHALL_MAX_PENDING",
+        metavar="N",
+    )
+    max_pending_per_address: int = setting(
+        256,
+        "Of those, from one network address (an IPv6 address counts by its /64; loopback"
+        " addresses are not bounded, as for rooms). 0: no bound.",
+        flag="--max-pending-per-address",
+        env="DICEHALL_MAX_PENDING_PER_ADDRESS",
+        metavar="N",
+    )
     demo_rooms: bool = setting(
         False,
         "Keep one open room per game with house bots in the other seats (`make serve`).",

@@ -73,6 +73,10 @@ class FrameSocket(Protocol):
     def abort(self) -> None:
         """Drop the connection now, with whatever is still unsent (no closing handshake)."""
 
+    def greeted(self) -> None:
+        """The client is past `hello`: it no longer counts among the connections waiting
+        at the door (server/gate.py)."""
+
 
 def socket_of(scope: Mapping[str, Any]) -> FrameSocket | None:
     """The scope's `FrameSocket`, when the server is `WebSocketProtocol`."""

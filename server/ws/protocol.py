@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from uvicorn import Config
 from uvicorn.server import ServerState
@@ -40,6 +40,13 @@ from .frames import FrameReader, frames, text_of
 from .keepalive import Keepalive
 
 log = logging.getLogger("dicehall.websocket")
+
+
+class Place(Protocol):
+    """A connection's place among those not yet past `hello` (server/gate.py)."""
+
+    def release(self) -> None: ...
+
 
 PAUSE_AT = 4
 """Messages waiting for the endpoint before the transport's reads pause: a client that
@@ -95,6 +102,7 @@ class WebSocketProtocol(asyncio.Protocol):
         the transport takes writes (RFC 6455, 5.5.3, lets a pong answer only the latest
         ping), so what a client that pings and never reads costs is bounded."""
         self._ignored = 0
+        self._place: Place | None = None
         self.on_control: Callable[[], bool] | None = None
         self.closing = False
         """A close frame was sent or received, or the connection failed."""
@@ -135,6 +143,7 @@ class WebSocketProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        self.greeted()
         self._keepalive.stop()
         if self._close_timer is not None:
             self._close_timer.cancel()
@@ -155,6 +164,15 @@ class WebSocketProtocol(asyncio.Protocol):
             paused.set_result(None)
         if self._pong is not None:
             self._send_pong()
+
+    def hold(self, place: Place) -> None:
+        """Keep the connection's place among the pending ones until `greeted`."""
+        self._place = place
+
+    def greeted(self) -> None:
+        place, self._place = self._place, None
+        if place is not None:
+            place.release()
 
     def shutdown(self) -> None:
         """uvicorn is shutting down (SIGTERM): the endpoint's goodbye, else 1012."""

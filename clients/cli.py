@@ -326,6 +326,16 @@ def cmd_play(args: argparse.Namespace) -> int:
         return 0
 
 
+def display_name(text: str) -> str:
+    """`--name`: refused here when the server would refuse it (protocol/names.py)."""
+    from protocol import names
+
+    problem = names.display_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dicehall", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -334,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--url", action="append", help="ws://host:port/ws (repeatable)")
     s.add_argument("--game", help="create a room of this game (other seats: house bots)")
     s.add_argument("--room", help="join this room instead")
-    s.add_argument("--name", default="player")
+    s.add_argument("--name", default="player", type=display_name)
     s.add_argument("--seats", type=int, default=2, help="seats of a created room")
     s.add_argument("--turn-window", type=int, help="seconds per turn window (created room)")
     s.add_argument("--bot", default="random", help="house bot kind for the other seats")

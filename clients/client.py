@@ -38,7 +38,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.typing import Subprotocol
 
-from protocol import errors
+from protocol import errors, names
 from protocol.client_connection import ClientConnection, Gap, Response
 from protocol.close import CloseCode
 from protocol.features import IDENTITY, LOBBY_PAGES
@@ -288,6 +288,8 @@ class Client:
         self.follow = follow
         if not self.urls:
             raise ValueError("give at least one server URL")
+        if name is not None:  # (here, rather than the server refusing every hello)
+            names.check("name", names.display_name_problem(name))
         self.name = name
         self.encoding = Encoding(encoding)
         self.program = program

@@ -235,7 +235,7 @@ class Terminal(RoomLog):
     async def _chat(self, text: str) -> None:
         try:
             await self.client.chat(self.room, text)
-        except (errors.ProtocolError, ClientError) as exc:
+        except (errors.ProtocolError, ClientError, ValueError) as exc:  # (ValueError: its text)
             self.say(f"! the chat line did not go out: {exc}")
 
     # --- the whole game -------------------------------------------------------------------

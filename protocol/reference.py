@@ -86,8 +86,12 @@ def bounds_table() -> str:
         ("request `id`", f"0 .. {MAX_REQUEST_ID}"),
         ("`seq`, times (unix ms), window ids", f"0 .. {MAX_SAFE_INT} (2^53 - 1)"),
         ("seat", f"0 .. {MAX_SEATS - 1}"),
-        ("display names, `client`", f"1 .. {MAX_NAME} characters, no control characters"),
-        ("room name", f"1 .. {MAX_ROOM_NAME} characters, no control characters"),
+        (
+            "display names, `client`",
+            f"1 .. {MAX_NAME} characters, none of Unicode's Cc, Cf, Cs, Zl, Zp; a display name"
+            " not a house bot's ([Names](#names))",
+        ),
+        ("room name", f"1 .. {MAX_ROOM_NAME} characters, none of Cc, Cf, Cs, Zl, Zp"),
         ("room id", f"1 .. {MAX_ROOM_ID} characters of `A-Z a-z 0-9 _ -`"),
         (
             "words (game, option, bot kind, feature...)",
@@ -99,7 +103,10 @@ def bounds_table() -> str:
         ("player id", f"1 .. {MAX_PLAYER_ID} characters of `A-Z a-z 0-9 _ - :`"),
         ("features in `hello`", f"at most {MAX_FEATURES}"),
         ("options in `create`", f"at most {MAX_OPTIONS}; integers within ±{MAX_OPTION_INT}"),
-        ("chat text", f"1 .. {MAX_CHAT} characters, no control characters"),
+        (
+            "chat text",
+            f"1 .. {MAX_CHAT} characters, no control characters, line separators or bidi controls",
+        ),
         ("`turn_window`", f"1 .. {MAX_TURN_WINDOW} seconds"),
         ("`limit` in `rooms`", f"1 .. {MAX_ROOMS_PAGE} (absent: {MAX_ROOMS_PAGE})"),
         ("rooms in one `rooms` reply", f"at most {MAX_ROOMS_PAGE}"),

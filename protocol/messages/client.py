@@ -11,6 +11,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
+from .. import names
 from ..limits import MAX_FEATURES, MAX_TOKENS, MAX_TURN_WINDOW
 from .common import Action
 from .fields import (
@@ -55,6 +56,11 @@ class Hello(Request, tag="hello", kw_only=True):
     """With the feature `identity`: the player key an earlier `hello` reply gave, to be
     that player again (absent: the reply gives a new one)."""
 
+    def __post_init__(self) -> None:
+        names.check("client", names.hidden_character(self.client))
+        if self.name is not None:
+            names.check("name", names.display_name_problem(self.name))
+
 
 class Games(Request, tag="games", kw_only=True):
     """List the games this server offers, with their options, presets and bots."""
@@ -84,6 +90,10 @@ class Create(Request, tag="create", kw_only=True):
     autostart: bool = False
     """Start the game by itself as soon as every seat is held."""
 
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            names.check("name", names.hidden_character(self.name))
+
 
 class Join(Request, tag="join", kw_only=True):
     """Take a seat (the first open one when `seat` is absent); the reply holds its token."""
@@ -91,6 +101,10 @@ class Join(Request, tag="join", kw_only=True):
     room: RoomId
     seat: Seat | None = None
     name: Name | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            names.check("name", names.display_name_problem(self.name))
 
 
 class Spectate(Request, tag="spectate", kw_only=True):
@@ -157,6 +171,9 @@ class SendChat(Request, tag="chat", kw_only=True):
 
     room: RoomId
     text: ChatText
+
+    def __post_init__(self) -> None:
+        names.check("text", names.chat_problem(self.text))
 
 
 ClientMessage = (

@@ -7,6 +7,7 @@ import { LeaderboardView } from './leaderboard.js';
 import { LobbyView } from './lobby.js';
 import { Connection, ServerError } from './dicehall.js';
 import { MyGamesView } from './mygames.js';
+import { cleanName, houseBotName } from './names.js';
 import { ReplayView } from './replay.js';
 import { RoomView } from './room.js';
 import * as store from './store.js';
@@ -101,19 +102,20 @@ class App {
   }
 
   playerName() {
-    return store.getName().trim().slice(0, 40);
+    const name = cleanName(store.getName(), 40); // (a name kept before the rules: no refusal)
+    return houseBotName(name) ? '' : name;
   }
 
   setupName() {
     const input = document.getElementById('player-name');
     input.value = store.getName();
     input.addEventListener('change', () => {
-      const name = input.value
-        // control characters are what a name must not hold: matching them is the point
-        // eslint-disable-next-line no-control-regex
-        .replace(/[\u0000-\u001f\u007f]/g, '')
-        .trim()
-        .slice(0, 40);
+      const name = cleanName(input.value, 40);
+      if (houseBotName(name)) {
+        toast(`"${name}" is of the house bots' form (strong-bot-1): choose another name`, 'error');
+        input.value = store.getName();
+        return;
+      }
       input.value = name;
       store.setName(name);
     });

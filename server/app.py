@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -17,22 +18,23 @@ import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import DBAPIError
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from protocol.close import CloseCode
 from protocol.codec import Frame
 from protocol.server_connection import farewell
 from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
+from rules import all_games
 
-from . import __version__
+from . import __version__, params
 from .history import api
-from .history.store import HistoryStore
 from .peer import Peer
 from .process import DRAINING, RETRY_MS, Server
 from .session import games_info
@@ -70,14 +72,33 @@ async def api_games(request: Request) -> Response:
     return Response(msgspec.json.encode(games_info()), media_type="application/json")
 
 
+def _refusing_bad_parameters(
+    endpoint: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """A parameter the endpoint cannot take is a 400 with the reason (server/params.py)."""
+
+    @functools.wraps(endpoint)
+    async def refusing(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except params.BadParameter as exc:
+            return JSONResponse({"error": exc.message}, status_code=400)
+
+    return refusing
+
+
+@_refusing_bad_parameters
 async def api_rooms(request: Request) -> Response:
-    game = request.query_params.get("game")
+    names = frozenset(game.name for game in all_games())
+    game = params.choice(request.query_params, "game", names, "/api/games")
     rooms = await _server(request).backend.rooms(game)
     return Response(msgspec.json.encode(rooms), media_type="application/json")
 
 
+@_refusing_bad_parameters
 async def api_record(request: Request) -> Response:
-    record = await _server(request).backend.record(request.path_params["room"])
+    room = params.identifier(request.path_params, "room", params.GAME_ID, api.A_GAME)
+    record = await _server(request).backend.record(room)
     if record is None:
         return JSONResponse({"error": "no finished game with that room id"}, status_code=404)
     return JSONResponse(record)
@@ -85,8 +106,7 @@ async def api_record(request: Request) -> Response:
 
 # --- history (server/history/api.py builds every answer) -------------------------------------
 
-HistoryAnswer = Callable[[HistoryStore, api.Params], Awaitable[msgspec.Struct]]
-HISTORY = {
+HISTORY: dict[str, api.Answer[msgspec.Struct]] = {
     "/api/leaderboards/{ladder}": api.leaderboard,
     "/api/players/{player}": api.player,
     "/api/players/{player}/games": api.player_games,
@@ -95,25 +115,45 @@ HISTORY = {
 }
 
 
-def _history_endpoint(answer: HistoryAnswer) -> Callable[[Request], Awaitable[Response]]:
+def _history_endpoint(
+    answer: api.Answer[msgspec.Struct],
+) -> Callable[[Request], Awaitable[Response]]:
+    @_refusing_bad_parameters
     async def endpoint(request: Request) -> Response:
-        history = _server(request).history
-        params = {**request.query_params, **request.path_params}
+        server = _server(request)
+        history = server.history
+        query = api.Query({**request.query_params, **request.path_params})
         try:
             if history is None:
                 raise api.ApiError(404, "this server keeps no history (--db none)")
-            if history.reader is None:
-                raise api.ApiError(503, "the history database is out of reach; try again soon")
+            query = api.Query(query.params, _player_of(request, server))
             try:
-                result = await answer(history.reader, params)
+                result = await answer(history, query)
             except (DBAPIError, OSError) as exc:
                 log.warning("history API: %s", exc)
                 raise api.ApiError(503, "the history database is out of reach") from None
         except api.ApiError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
+            asks = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=asks)
         return Response(msgspec.json.encode(result), media_type="application/json")
 
     return endpoint
+
+
+def _player_of(request: Request, server: Server) -> str | None:
+    """The player whose key came with the request (`Authorization: Bearer KEY`): what
+    lets a player see their own private-room games (docs/history.md, "What is public").
+    A key this server did not sign is refused (401) rather than read as no key, so that a
+    page with a stale key says so instead of showing less."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, key = header.partition(" ")
+    players = server.services.players
+    player = players.verify(key.strip()) if players is not None else None
+    if scheme.lower() != "bearer" or (player is None and players is not None):
+        raise api.ApiError(401, "Authorization must be `Bearer KEY`, a player key of this server")
+    return None if player is None else player.id
 
 
 async def api_ladders(request: Request) -> Response:
@@ -221,6 +261,26 @@ JS_CLIENT = WEB_CLIENT.parent / "js" / "dicehall.js"
 """The browser client's static files: served, never imported (server/ never imports clients/)."""
 
 
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        # (the page follows a room to the process that runs it, whose --public-url may be
+        # on another port or host: no list of them exists before the page asks)
+        "connect-src 'self' ws: wss:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+"""The web page's policy: its own scripts and styles only (it has no inline ones), and no
+framing by other pages (clickjacking). docs/web.md, "Content Security Policy"."""
+PAGE_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY}
+
+
 def _web_client() -> list[BaseRoute]:
     if not (WEB_CLIENT / "index.html").is_file():
         return []
@@ -229,15 +289,22 @@ def _web_client() -> list[BaseRoute]:
     async def js_client(request: Request) -> Response:
         """The JavaScript client module (clients/js), which the page imports as any app
         would; served alone: the rest of that folder is its Node package."""
-        return FileResponse(JS_CLIENT, media_type="text/javascript")
+        return FileResponse(JS_CLIENT, media_type="text/javascript", headers=PAGE_HEADERS)
 
     async def web(scope: Scope, receive: Receive, send: Send) -> None:
-        """The files over HTTP; a WebSocket to any other path than /ws is refused (403),
-        where the StaticFiles of older Starlette (0.40) fails with a 500."""
+        """The files over HTTP, each with the page's policy; a WebSocket to any other path
+        than /ws is refused (403), where the StaticFiles of older Starlette (0.40) fails
+        with a 500."""
         if scope["type"] == "websocket":
             await WebSocketClose()(scope, receive, send)
-        else:
-            await files(scope, receive, send)
+            return
+
+        async def with_policy(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).update(PAGE_HEADERS)
+            await send(message)
+
+        await files(scope, receive, with_policy)
 
     return [Route("/js/dicehall.js", js_client), Mount("/", web, name="web")]
 

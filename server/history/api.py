@@ -4,7 +4,8 @@ endpoints in server/app.py only parse the request and send these as JSON).
 Every answer is a msgspec Struct, so its JSON Schema is generated from the same classes
 (`python -m server.history.api` writes docs/history/api.schema.json; a test keeps the two
 equal). Paging: a player's games by a `before` cursor (the last game's `next`, stable
-while games are added), a leaderboard by `offset`.
+while games are added), a leaderboard by `offset`. Every parameter is parsed once, by
+server/params.py (a bad one is a 400).
 """
 
 from __future__ import annotations
@@ -13,22 +14,32 @@ import asyncio
 import functools
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from rules import all_games
-from rules.errors import RulesError
-from rules.records import replay
 
+from ..params import GAME_ID, PLAYER_ID, Params, cursor, identifier, number
+from .replays import NoReplay, ReplaysBusy, ReplayStep
 from .store import HistoryStore, PlayedSeat, Standing, StoredGame
 
-Params = Mapping[str, str]
-"""A request's path parameters and query string, as one map."""
+if TYPE_CHECKING:
+    from .service import HistoryService
 
 MAX_PAGE = 100
 """The most items one page holds (`limit` above it is cut to it)."""
+MAX_LIMIT = 10_000
+"""The largest `limit` taken (and cut to `MAX_PAGE`); above it, a 400."""
+MAX_OFFSET = 1_000_000_000
+"""The largest leaderboard `offset` taken: deeper than any board (SQLite and PostgreSQL
+refuse an integer of 2**63 or more)."""
+MAX_STEP = 1_000_000_000
+"""The largest replay `step` taken (a step past the game's end is its end)."""
+A_GAME = "a game id (1 to 64 of A-Z a-z 0-9 _ -)"
+A_PLAYER = "a player id (1 to 64 of A-Z a-z 0-9 _ : -)"
 
 
 class ApiError(Exception):
@@ -38,7 +49,19 @@ class ApiError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Query:
+    """One request to the history API."""
+
+    params: Params
+    """Its path parameters and query string, as one map."""
+    player: str | None = None
+    """The player whose key came with it (`Authorization: Bearer KEY`, checked); None:
+    no key came."""
+
+
 T = TypeVar("T")
+Answer = Callable[["HistoryService", Query], Awaitable[T]]
 
 _letting_go: set[asyncio.Future[Any]] = set()
 """Reads given up at their deadline, still letting go of their connection (SQLAlchemy
@@ -51,17 +74,19 @@ def _let_go(read: asyncio.Future[Any]) -> None:
         read.exception()  # (retrieved: how a read given up on ended is no news)
 
 
-def bounded(
-    answer: Callable[[HistoryStore, Params], Awaitable[T]],
-) -> Callable[[HistoryStore, Params], Awaitable[T]]:
-    """An endpoint that answers 503 once the store's read deadline has passed (PostgreSQL:
-    store.READ_SECONDS): a database out of reach (a black-holed path answers nothing, ever)
-    costs a request that long, not the 30 s of a statement's deadline and more. The read
-    is cancelled then and finishes on its own (`_letting_go`): the answer does not wait."""
+def bounded(answer: Callable[[HistoryStore, Query], Awaitable[T]]) -> Answer[T]:
+    """An endpoint on the read store: 503 while the database is not open, and once the
+    store's read deadline has passed (PostgreSQL: store.READ_SECONDS): a database out of
+    reach (a black-holed path answers nothing, ever) costs a request that long, not the
+    30 s of a statement's deadline and more. The read is cancelled then and finishes on
+    its own (`_letting_go`): the answer does not wait."""
 
     @functools.wraps(answer)
-    async def endpoint(store: HistoryStore, params: Params) -> T:
-        read = asyncio.ensure_future(answer(store, params))
+    async def endpoint(history: HistoryService, query: Query) -> T:
+        store = history.reader
+        if store is None:
+            raise ApiError(503, "the history database is out of reach; try again soon")
+        read = asyncio.ensure_future(answer(store, query))
         try:
             await asyncio.wait([read], timeout=store.read_seconds)
         finally:
@@ -117,24 +142,6 @@ class Leaderboard(msgspec.Struct, frozen=True):
     """The `offset` of the next page; None: this was the last."""
 
 
-class ReplayStep(msgspec.Struct, frozen=True):
-    """A stored game after its first `step` log entries: what each seat's sheet shows."""
-
-    game_id: str
-    step: int
-    steps: int
-    """The length of the record's log: `step` runs from 0 (the start) to it (the end)."""
-    entry: dict[str, Any] | None
-    """The log entry that led here (docs/records.md, "--json"), None at step 0."""
-    over: bool
-    names: list[str]
-    scores: list[int]
-    sheets: list[str]
-    """Every seat's canonical sheet (docs/rules.md), in seat order."""
-    views: list[dict[str, Any]]
-    """Every seat's view as the protocol's `view` (the web client draws it)."""
-
-
 def ladders() -> Ladders:
     out = []
     for game in all_games():
@@ -148,38 +155,28 @@ def ladders() -> Ladders:
     return Ladders(out)
 
 
-def _limit(text: str | None, default: int) -> int:
-    if text is None:
-        return default
-    if not text.isdigit() or not 1 <= int(text) <= 10_000:
-        raise ApiError(400, "limit must be a whole number from 1")
-    return min(int(text), MAX_PAGE)
-
-
-def _cursor(text: str | None) -> tuple[int, str] | None:
-    if text is None:
-        return None
-    at, _, game_id = text.partition(":")
-    if not at.isdigit() or not game_id:
-        raise ApiError(400, "before must be a cursor from a page's `next`")
-    return int(at), game_id
+def _limit(query: Query, default: int) -> int:
+    return min(number(query.params, "limit", 1, MAX_LIMIT, default), MAX_PAGE)
 
 
 @bounded
-async def player_games(store: HistoryStore, params: Params) -> PlayerGames:
-    player = params["player"]
-    size = _limit(params.get("limit"), 20)
-    games = await store.player_games(player, size + 1, _cursor(params.get("before")))
+async def player_games(store: HistoryStore, query: Query) -> PlayerGames:
+    """A player's games; those of private rooms only to the player (docs/history.md,
+    "What is public")."""
+    player = identifier(query.params, "player", PLAYER_ID, A_PLAYER)
+    size, before = _limit(query, 20), cursor(query.params, "before")
+    mine = query.player == player
+    games = await store.player_games(player, size + 1, before, private=mine)
     more = len(games) > size
     games = games[:size]
     last = games[-1] if games else None
-    cursor = f"{last.finished_at}:{last.game_id}" if more and last is not None else None
-    return PlayerGames(player, games, cursor)
+    next_page = f"{last.finished_at}:{last.game_id}" if more and last is not None else None
+    return PlayerGames(player, games, next_page)
 
 
 @bounded
-async def player(store: HistoryStore, params: Params) -> PlayerInfo:
-    player_id = params["player"]
+async def player(store: HistoryStore, query: Query) -> PlayerInfo:
+    player_id = identifier(query.params, "player", PLAYER_ID, A_PLAYER)
     name = await store.player_name(player_id)
     if name is None:
         raise ApiError(404, "no player with that id has a stored game")
@@ -188,51 +185,39 @@ async def player(store: HistoryStore, params: Params) -> PlayerInfo:
 
 
 @bounded
-async def leaderboard(store: HistoryStore, params: Params) -> Leaderboard:
-    ladder, offset, limit = params["ladder"], params.get("offset"), params.get("limit")
+async def leaderboard(store: HistoryStore, query: Query) -> Leaderboard:
+    ladder = query.params["ladder"]
     if ladder not in {entry.ladder for entry in ladders().ladders}:
-        raise ApiError(404, f"no ladder {ladder!r}: /api/leaderboards lists them")
-    if offset is not None and not offset.isdigit():
-        raise ApiError(400, "offset must be a whole number")
-    start, size = int(offset or 0), _limit(limit, 50)
+        raise ApiError(404, f"no ladder {ladder[:40]!r}: /api/leaderboards lists them")
+    start = number(query.params, "offset", 0, MAX_OFFSET, 0)
+    size = _limit(query, 50)
     standings = await store.leaderboard(ladder, start, size + 1)
     more = len(standings) > size
     return Leaderboard(ladder, start, standings[:size], start + size if more else None)
 
 
 @bounded
-async def game(store: HistoryStore, params: Params) -> StoredGame:
-    stored = await store.game(params["game"])
+async def game(store: HistoryStore, query: Query) -> StoredGame:
+    stored = await store.game(identifier(query.params, "game", GAME_ID, A_GAME))
     if stored is None:
         raise ApiError(404, "no stored game with that id")
     return stored
 
 
-async def replay_step(store: HistoryStore, params: Params) -> ReplayStep:
-    stored = await game(store, params)  # (the read is bounded; the replay is CPU only)
-    game_id, step = stored.id, params.get("step")
-    log: list[Any] = stored.record.get("log", [])
-    if step is not None and not step.isdigit():
-        raise ApiError(400, "step must be a whole number")
-    at = min(int(step), len(log)) if step is not None else len(log)
-    partial = {k: v for k, v in stored.record.items() if k != "result"}
-    partial["log"] = log[:at]
+async def replay_step(history: HistoryService, query: Query) -> ReplayStep:
+    """Computed by the replay worker, and kept (server/history/replays.py)."""
+    step = number(query.params, "step", 0, MAX_STEP, MAX_STEP)
+    kept = history.replays.kept(identifier(query.params, "game", GAME_ID, A_GAME), step)
+    if kept is not None:
+        return kept  # (no read: a stored game never changes)
+    stored = await game(history, query)  # (the read is bounded; the replay is CPU only)
+    at = min(step, len(stored.record.get("log", [])))
     try:
-        done = replay(partial)
-    except RulesError as exc:  # (a record stored by another version: RecordError)
+        return await history.replays.step(stored.id, stored.record, at)
+    except ReplaysBusy as exc:
+        raise ApiError(503, f"replays are busy ({exc}); try again in a moment") from None
+    except NoReplay as exc:
         raise ApiError(500, f"the stored record does not replay: {exc}") from None
-    state, names = done.state, done.names
-    return ReplayStep(
-        game_id=game_id,
-        step=at,
-        steps=len(log),
-        entry=done.steps[-1].to_json(names) if done.steps else None,
-        over=state.is_over(),
-        names=names,
-        scores=list(state.scores()),
-        sheets=[state.render(i, n) for i, n in enumerate(names)],
-        views=[dict(state.view(i)) for i in range(len(names))],
-    )
 
 
 def schema() -> dict[str, Any]:

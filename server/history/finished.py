@@ -35,4 +35,5 @@ def finished_game(core: RoomCore, finished_at: int) -> FinishedGame:
         finished_at=finished_at,
         record=record,
         seats=seats,
+        public=core.public,
     )

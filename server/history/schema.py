@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Float,
     ForeignKey,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    true,
 )
 
 metadata = MetaData()
@@ -51,6 +53,14 @@ games = Table(
     Column("seats", Integer, nullable=False),
     Column("finished_at", BigInteger, nullable=False),
     Column("record", LargeBinary, nullable=False),
+    Column(
+        "public",
+        Boolean,
+        nullable=False,
+        server_default=true(),
+        doc="False: a private room's game, listed only to its own players (games stored\n"
+        "before this column are public, as they were listed).",
+    ),
     Index("games_finished", "finished_at"),
 )
 

@@ -1,6 +1,6 @@
 """History in the server process: the outbox a finished game goes into, the writer process
 that stores it (writer.py), started, watched and restarted here, and a store for reads
-(the HTTP API, the player-key secret).
+(the HTTP API, the player-key secret), and the replays the API computes (replays.py).
 
 Nothing here waits for the database on a room's loop: `finished()` writes one file and one
 line to a pipe. A database that is slow or down shows in `status()` (/readyz's text) and
@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from ..cancelling import cancel_and_wait
 from .finished import finished_game
 from .outbox import SpoolOutbox
+from .replays import Replays
 from .store import HistoryStore
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class HistoryService(Collector):
         self.sweep = sweep
         self.reader: HistoryStore | None = None
         """The store for reads; None until the database could be opened."""
+        self.replays = Replays()
         self.saved = 0
         self.failures = 0
         self.last_error: str | None = None
@@ -77,6 +79,7 @@ class HistoryService(Collector):
                 proc.kill()
                 await proc.wait()
         await cancel_and_wait(self._tasks)
+        await self.replays.close()
         if self.reader is not None:
             await self.reader.close()
 
@@ -199,4 +202,18 @@ class HistoryService(Collector):
             "dicehall_history_failures_total",
             "Failed attempts to store (the games wait and are tried again) and games refused.",
             value=self.failures,
+        )
+        replays = CounterMetricFamily(
+            "dicehall_history_replays_total",
+            "Replay steps asked of the HTTP API, by answer: computed (by the replay worker"
+            " process), kept (answered from those kept), busy (refused with a 503).",
+            labels=["answer"],
+        )
+        for answer in ("computed", "kept", "busy"):
+            replays.add_metric([answer], self.replays.answers[answer])
+        yield replays
+        yield GaugeMetricFamily(
+            "dicehall_history_replays_running",
+            "Replay steps being computed or waiting for the replay worker process.",
+            value=self.replays.running,
         )

@@ -67,6 +67,9 @@ class FinishedGame(msgspec.Struct, frozen=True):
     """Unix milliseconds."""
     record: dict[str, Any]
     seats: list[SeatResult]
+    public: bool = True
+    """The room was public; a private room's game is listed only to its own players
+    (docs/history.md, "What is public"). An outbox file of an older version has none."""
 
 
 class PlayedSeat(msgspec.Struct, frozen=True):
@@ -289,6 +292,7 @@ class HistoryStore:
         async with self.engine.begin() as conn:
             row: dict[str, object] = {"id": game.id, "game": game.game, "ladder": ladder}
             row |= {"seats": len(game.seats), "finished_at": at, "record": record}
+            row["public"] = game.public
             if (await conn.execute(w.add_game, row)).rowcount == 0:
                 return False
             if ids:
@@ -398,10 +402,15 @@ class HistoryStore:
         return name
 
     async def player_games(
-        self, player: str, limit: int, before: tuple[int, str] | None = None
+        self,
+        player: str,
+        limit: int,
+        before: tuple[int, str] | None = None,
+        private: bool = True,
     ) -> list[PlayedSeat]:
         """A player's games, newest first; `before` (finished_at, game id) of the last one
-        seen gives the next page (keyset paging: as fast on page 1,000 as on page 1)."""
+        seen gives the next page (keyset paging: as fast on page 1,000 as on page 1).
+        `private`: private rooms' games too."""
         query = (
             select(game_seats, games.c.game, games.c.ladder, games.c.seats)
             .join(games, games.c.id == game_seats.c.game_id)
@@ -409,6 +418,8 @@ class HistoryStore:
             .order_by(game_seats.c.finished_at.desc(), game_seats.c.game_id.desc())
             .limit(limit)
         )
+        if not private:
+            query = query.where(games.c.public)
         if before is not None:
             at, game_id = before
             query = query.where(

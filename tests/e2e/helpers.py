@@ -97,16 +97,17 @@ async def hello_player(server: ServerProcess, key: str | None = None) -> dict[st
 
 
 async def games_against_a_house_bot(
-    server: ServerProcess, count: int, key: str | None = None
+    server: ServerProcess, count: int, key: str | None = None, public: bool = False
 ) -> tuple[str, list[str]]:
     """`count` games of Qwixx played to the end by one player (Ada; the player of `key`, or
-    a new one) against a house bot, one after another: the player's id and the rooms."""
+    a new one) against a house bot, one after another, in private rooms (`public`: in
+    public ones): the player's id and the rooms."""
     hello: dict[str, Any] = {"name": "Ada", "features": ["identity"]}
     host = await RawClient.open(server.ws, hello={**hello, **({"key": key} if key else {})})
     rooms = []
     try:
         for i in range(count):
-            room = await new_room(host, "qwixx", 2, public=False, turn_window=5)
+            room = await new_room(host, "qwixx", 2, public=public, turn_window=5)
             await host.call("join", room=room)
             await host.call("add_bots", room=room)
             await host.call("start", room=room)

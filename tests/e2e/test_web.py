@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
+import urllib.request
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -480,3 +482,30 @@ def test_the_browser_is_one_player_across_reloads_and_tabs(
     assert fresh["id"] != first["id"] and page.evaluate(KEPT) == fresh["key"]
     other = new_player(players, browser, server, "Bo")  # another browser: another player
     assert player_after_load(other.page)["id"] not in {first["id"], fresh["id"]}
+
+
+def test_the_page_has_a_content_security_policy_and_no_page_may_frame_it(
+    browser: Browser, server: ServerProcess
+) -> None:
+    """Its own scripts and styles only (no inline ones), and no framing by another page
+    (clickjacking): the policy comes with every file of the page, and Chromium refuses to
+    show the page in a frame. The other tests of the page fail on any console error, a
+    refusal by the policy included."""
+    for path in ("/", "/index.html", "/style.css", "/js/main.js", "/js/dicehall.js"):
+        with urllib.request.urlopen(server.http + path, timeout=10) as response:
+            policy = response.headers["Content-Security-Policy"] or ""
+        directives = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
+        assert directives.get("frame-ancestors") == ["'none'"], (path, policy)
+        assert directives["script-src"] == directives["style-src"] == ["'self'"]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_content(f'<iframe src="{server.http}/"></iframe>')
+        frame = page.frames[1]
+        deadline = time.monotonic() + 10
+        while not frame.url.startswith("chrome-error:") and not frame.query_selector("#app"):
+            assert time.monotonic() < deadline, f"the frame neither loaded nor failed: {frame.url}"
+            page.wait_for_timeout(20)  # (a poll: the frame's fate has no event to await)
+        assert frame.url.startswith("chrome-error:"), "the page showed in another page's frame"
+    finally:
+        context.close()

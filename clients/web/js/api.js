@@ -11,11 +11,16 @@ export class ApiError extends Error {
   }
 }
 
-/** GET `path` (e.g. `/api/leaderboards`) as JSON, or throw ApiError. */
-export async function getJSON(path) {
+/**
+ * GET `path` (e.g. `/api/leaderboards`) as JSON, or throw ApiError. `key`: the player key
+ * to prove being that player (a player's own list then has their private rooms' games).
+ */
+export async function getJSON(path, key = null) {
+  const headers = { accept: 'application/json' };
+  if (key) headers.authorization = `Bearer ${key}`;
   let response;
   try {
-    response = await fetch(path, { headers: { accept: 'application/json' } });
+    response = await fetch(path, { headers });
   } catch {
     throw new ApiError(0, 'the server could not be reached');
   }

@@ -4,6 +4,7 @@
 import { h, replace } from './dom.js';
 import { ApiError, getJSON, ordinal, pageSize, problemNotice, rating, when } from './api.js';
 import { TITLES } from './room.js';
+import * as store from './store.js';
 
 const PAGE = 20;
 const COLUMNS = [
@@ -87,6 +88,7 @@ export class MyGamesView {
         if (before) query.set('before', before);
         const page = await getJSON(
           `/api/players/${encodeURIComponent(this.player)}/games?${query}`,
+          store.getKey(), // (its private rooms' games are listed to the player alone)
         );
         this.games = before ? [...this.games, ...page.games] : page.games;
         this.next = page.next;

@@ -178,7 +178,14 @@ async def test_timestamps_are_offered_and_only_turned_on_when_asked(
 ) -> None:
     asked = await RawClient.open(dicehall.ws, hello={"features": ["timestamps", "telepathy"]})
     plain = await RawClient.open(dicehall.ws, MSGPACK)
-    offered = ["timestamps", "legal_without_view", "progress", "identity", "legal_in_window"]
+    offered = [
+        "timestamps",
+        "legal_without_view",
+        "progress",
+        "identity",
+        "legal_in_window",
+        "lobby_pages",
+    ]
     assert asked.welcome["features"] == offered == plain.welcome["features"]
     assert asked.hello["features"] == ["timestamps"], "unknown features are left off"
     assert plain.hello["features"] == []

@@ -33,6 +33,7 @@ class CountingSocket:
     takes whole frames as that socket does on its fast path, and counts the bytes."""
 
     on_shutdown: Callable[[], None] | None = None
+    on_control: Callable[[], bool] | None = None
     fast = True
     waiting = False
     heard_at = 0.0
@@ -62,6 +63,9 @@ class CountingSocket:
         return None
 
     def abort(self) -> None:
+        return None
+
+    def greeted(self) -> None:
         return None
 
 

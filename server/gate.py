@@ -8,7 +8,9 @@ arrive whole within `--request-timeout` of its first byte (a WebSocket's opening
 is a request too), and a process holds at most `--max-pending` connections that are not
 yet past `hello` (HTTP requests and their keep-alive included), at most
 `--max-pending-per-address` of them from one address (server/bounds.py's `address_key`).
-A connection over a bound is answered 503 and closed; one past its deadline 408.
+A connection over its address's share is answered 503 and closed; at the process's bound
+the oldest waiting HTTP connection is, for the new one (`Gate`); one past its deadline
+gets 408.
 
 `http_protocol(gate, timeout)` is uvicorn's `http=` class: uvicorn's own HTTP protocol
 (httptools') behind these rules. httptools reads the same bytes
@@ -59,16 +61,19 @@ TOO_SLOW = _response("408 Request Timeout", "the request took too long to arrive
 class Ticket:
     """One connection's place among the pending ones; `release` is idempotent."""
 
-    __slots__ = ("_gate", "_key")
+    __slots__ = ("_gate", "drop", "key")
 
     def __init__(self, gate: Gate, key: str | None) -> None:
         self._gate: Gate | None = gate
-        self._key = key
+        self.key = key
+        self.drop: Callable[[], None] | None = None
+        """Closes the connection, for a newer one, when the door is full and this is the
+        oldest that may be dropped (an HTTP request, not a WebSocket awaiting `hello`)."""
 
     def release(self) -> None:
         gate, self._gate = self._gate, None
         if gate is not None:
-            gate.leave(self._key)
+            gate.leave(self)
 
 
 def proxies(spec: str) -> Callable[[str], bool]:
@@ -96,34 +101,59 @@ def proxies(spec: str) -> Callable[[str], bool]:
 class Gate(Collector):
     """Counts the pending connections of one process, in all and per address key; its
     figures are on /metrics. A trusted proxy's connections (`--forwarded-allow-ips`) are
-    not bounded per address: they carry many clients, whom the proxy names."""
+    not bounded per address: they carry many clients, whom the proxy names.
+
+    A full door drops its oldest HTTP connection for a new one rather than refusing the
+    new one: a real request arrives whole in milliseconds, so the oldest waiting is the
+    likeliest to be one that never will, and half-open connections from many addresses
+    cannot lock everyone out for as long as they are renewed. (Refusing at the bound
+    would let them: a slowloris would only have to keep the door full.)"""
 
     def __init__(self, max_pending: int, per_address: int, trusted: str = "") -> None:
         self.max_pending = max_pending
         self.per_address = per_address
         """0: no bound per address."""
         self._trusted = proxies(trusted)
-        self.pending = 0
+        self._waiting: dict[Ticket, None] = {}
+        """Every place held, oldest first (a dict keeps its insertion order)."""
         self._by_key: dict[str, int] = {}
         self.refused = 0
-        """Connections turned away (503) since the start."""
+        """Connections turned away (503) since the start: their address's share is full,
+        or the door is full of WebSockets awaiting `hello`."""
+        self.dropped = 0
+        """Connections dropped for newer ones since the start."""
         self.timed_out = 0
         """Requests that did not arrive whole in time (408 or a close)."""
+
+    @property
+    def pending(self) -> int:
+        return len(self._waiting)
 
     def enter(self, address: str | None) -> Ticket | None:
         """A place for a new connection from `address`, or None when a bound is reached."""
         key = address_key(address) if self.per_address else None
         if key is not None and address is not None and self._trusted(address):
             key = None
-        if self.pending >= self.max_pending or (
-            key is not None and self._by_key.get(key, 0) >= self.per_address
+        if (key is not None and self._by_key.get(key, 0) >= self.per_address) or (
+            len(self._waiting) >= self.max_pending and not self._drop_oldest()
         ):
             self.refused += 1
             return None
-        self.pending += 1
+        ticket = Ticket(self, key)
+        self._waiting[ticket] = None
         if key is not None:
             self._by_key[key] = self._by_key.get(key, 0) + 1
-        return Ticket(self, key)
+        return ticket
+
+    def _drop_oldest(self) -> bool:
+        for ticket in self._waiting:
+            drop = ticket.drop
+            if drop is not None:
+                self.dropped += 1
+                ticket.release()
+                drop()
+                return True
+        return False
 
     def collect(self) -> Iterator[Metric]:
         yield GaugeMetricFamily(
@@ -133,8 +163,15 @@ class Gate(Collector):
         )
         yield CounterMetricFamily(
             "dicehall_connections_refused_total",
-            "Connections answered 503 at once: --max-pending or --max-pending-per-address.",
+            "Connections answered 503 at once: --max-pending-per-address reached, or"
+            " --max-pending of WebSockets awaiting `hello`.",
             value=self.refused,
+        )
+        yield CounterMetricFamily(
+            "dicehall_connections_dropped_total",
+            "Waiting HTTP connections closed (503) for newer ones, the door being full"
+            " (--max-pending): the oldest first.",
+            value=self.dropped,
         )
         yield CounterMetricFamily(
             "dicehall_requests_timed_out_total",
@@ -142,8 +179,9 @@ class Gate(Collector):
             value=self.timed_out,
         )
 
-    def leave(self, key: str | None) -> None:
-        self.pending -= 1
+    def leave(self, ticket: Ticket) -> None:
+        del self._waiting[ticket]
+        key = ticket.key
         if key is not None:
             left = self._by_key[key] - 1
             if left:
@@ -184,6 +222,7 @@ class GatedHttp(asyncio.Protocol):
             self._transport.write(BUSY)
             transport.close()
             return
+        self._ticket.drop = self._drop
         self._inner.connection_made(self._transport)
         self._arm()
 
@@ -236,6 +275,7 @@ class GatedHttp(asyncio.Protocol):
         self._disarm()
         ticket, self._ticket = self._ticket, None
         if ticket is not None:
+            ticket.drop = None  # (a WebSocket is past its request: it has till `hello`)
             if isinstance(protocol, WebSocketProtocol):
                 protocol.hold(ticket)
             else:
@@ -253,13 +293,23 @@ class GatedHttp(asyncio.Protocol):
 
     def _expire(self) -> None:
         self._timer = None
+        if self._close(TOO_SLOW):
+            self.gate.timed_out += 1
+
+    def _drop(self) -> None:
+        """The door is full and this is its oldest connection: closed for a newer one."""
+        self._disarm()
+        self._close(BUSY)
+
+    def _close(self, answer: bytes) -> bool:
+        """Close the connection, with `answer` if no request was answered on it yet."""
         transport = self._transport
         if transport is None or transport.is_closing() or transport.get_protocol() is not self:
-            return
-        self.gate.timed_out += 1
+            return False
         if not self._answered:  # (else uvicorn may be writing a response: just close)
-            transport.write(TOO_SLOW)
+            transport.write(answer)
         transport.close()
+        return True
 
 
 def http_protocol(gate: Gate, timeout: float) -> type[GatedHttp]:

@@ -197,7 +197,8 @@ class Config:
     max_pending: int = setting(
         4096,
         "Connections one process holds that are not yet past `hello` (HTTP requests and"
-        " their keep-alive included); past it a new connection is answered 503 and closed.",
+        " their keep-alive included); past it the oldest waiting HTTP connection is"
+        " answered 503 and closed for the new one.",
         flag="--max-pending",
         env="DICEHALL_MAX_PENDING",
         metavar="N",

@@ -98,7 +98,10 @@ def test_a_kept_alive_connection_that_starts_a_request_must_finish_it(
         assert answer(sock) == b"", "closed without a second response"
 
 
-def test_past_max_pending_connections_are_refused_players_are_not(
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+def test_a_full_door_drops_its_oldest_waiting_connection_players_play_on(
     server: ServerProcess,
 ) -> None:
     with connection(server, HANDSHAKE) as player:
@@ -111,22 +114,35 @@ def test_past_max_pending_connections_are_refused_players_are_not(
             held = [
                 stack.enter_context(connection(server, b"GET / HTTP/1.1\r\n")) for _ in range(5)
             ]
-            wait_for("five pending", lambda: pending(server) == 5)
+            wait_for("five waiting", lambda: pending(server) == 5)
             held.append(stack.enter_context(connection(server, b"GET / HTTP/1.1\r\n")))
-            with connection(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") as late:
-                refused = answer(late)
-            assert refused.startswith(b"HTTP/1.1 503 "), refused
-            assert b"Retry-After: 5" in refused
+            # The door is full (6): a new request is served, the oldest waiting one dropped.
+            with connection(server, HEALTHZ) as late:
+                assert answer(late).startswith(b"HTTP/1.1 200 ")
+            dropped = answer(held[0])
+            assert dropped.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 5" in dropped
             # A player past hello is not at the door: it plays on.
             player.sendall(client_frame(1, json.dumps({"type": "ping", "id": 2}).encode()))
             seen = b""
             while b'"id":2,"ok":true' not in seen:  # (after the welcome and hello's reply)
                 seen += player.recv(65536)
-            for sock in held:  # their deadline passes: the door opens again
+            for sock in held[1:]:  # the others' deadline passes
                 assert answer(sock).startswith(b"HTTP/1.1 408 ")
-        wait_for("the door open again", lambda: pending(server) == 0)
-        with connection(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") as sock:
-            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        wait_for("nobody waiting", lambda: pending(server) == 0)
     figures = metrics(server)
-    assert figures["dicehall_connections_refused_total"] >= 1
-    assert figures["dicehall_requests_timed_out_total"] >= 6
+    assert figures["dicehall_connections_dropped_total"] >= 1
+    assert figures["dicehall_requests_timed_out_total"] >= 5
+
+
+def test_a_door_full_of_websockets_awaiting_hello_refuses_new_connections(
+    server: ServerProcess,
+) -> None:
+    with contextlib.ExitStack() as stack:
+        for _ in range(6):  # past their request: dropping them would cut real clients
+            sock = stack.enter_context(connection(server, HANDSHAKE))
+            assert sock.recv(65536).startswith(b"HTTP/1.1 101 ")
+        with connection(server, HEALTHZ) as late:
+            refused = answer(late)
+        assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 5" in refused
+    wait_for("nobody waiting", lambda: pending(server) == 0)
+    assert metrics(server)["dicehall_connections_refused_total"] >= 1

@@ -27,14 +27,20 @@ def test_an_ipv6_client_counts_by_its_64() -> None:
     assert gate.enter("2001:db8:1:3::1") is not None
 
 
-def test_the_bound_per_process_counts_every_address() -> None:
-    gate = Gate(max_pending=2, per_address=0)
-    tickets = [gate.enter("127.0.0.1"), gate.enter("198.51.100.1")]
-    assert gate.enter("198.51.100.2") is None
-    for ticket in tickets:
-        assert ticket is not None
-        ticket.release()
-    assert gate.pending == 0 and gate.enter("198.51.100.2") is not None
+def test_a_full_door_drops_its_oldest_http_connection_for_a_new_one() -> None:
+    gate = Gate(max_pending=3, per_address=0)
+    dropped: list[str] = []
+    websocket, first, second = (gate.enter("127.0.0.1") for _ in range(3))
+    assert websocket is not None and first is not None and second is not None
+    first.drop = lambda: dropped.append("first")
+    second.drop = lambda: dropped.append("second")
+    newest = gate.enter("198.51.100.1")  # (its drop is not set: as a WebSocket's)
+    assert newest is not None and dropped == ["first"]
+    assert gate.pending == 3 and gate.dropped == 1
+    second.release()
+    assert gate.enter("198.51.100.2") is not None
+    assert gate.enter("198.51.100.3") is None, "only WebSockets awaiting hello: refused"
+    assert gate.refused == 1 and dropped == ["first"]
 
 
 def test_a_trusted_proxy_is_not_bounded_per_address() -> None:

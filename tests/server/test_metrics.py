@@ -39,6 +39,7 @@ DICEHALL = {
 GATE = {
     "dicehall_connections_pending": "gauge",
     "dicehall_connections_refused_total": "counter",
+    "dicehall_connections_dropped_total": "counter",
     "dicehall_requests_timed_out_total": "counter",
 }
 """The names the server's gate adds (server/gate.py)."""

@@ -98,6 +98,7 @@ class FrameReader:
         "_fragmented",
         "_left",
         "_max_size",
+        "discarding",
         "stopped",
     )
 
@@ -117,12 +118,22 @@ class FrameReader:
         """Bytes of a forwarded frame's payload not received yet."""
         self._fragmented = False
         self.stopped = False
+        self.discarding = False
 
     def stop(self) -> None:
         """Forward data frames from now on (pings and pongs still go to `control`)."""
         self.stopped = True
 
+    def discard(self) -> None:
+        """Read nothing more, not even the rest of the bytes being fed (the connection is
+        being dropped: what its client sends is no longer worth parsing)."""
+        self.discarding = True
+        self._buffer = bytearray()
+        self._left = 0
+
     def feed(self, data: bytes) -> None:
+        if self.discarding:
+            return
         if self._left:
             if len(data) <= self._left:
                 self._left -= len(data)
@@ -182,6 +193,8 @@ class FrameReader:
                         self._forward(bytes(buf[passed:pos]))
                         passed = -1
                     self._control(opcode, unmask(buf[head:end], buf[head - 4 : head]))
+                    if self.discarding:
+                        return size
                     pos = end
                     continue
             # Anything else is the other parser's, from its header on, as it comes.

@@ -52,7 +52,7 @@ PAUSE_AT = 4
 """Messages waiting for the endpoint before the transport's reads pause: a client that
 sends faster than its requests are handled is held back, and holds up only itself."""
 
-IGNORED_LIMIT = 256
+IGNORED_LIMIT = 128
 """Frames a connection may send that are ignored (pings and pongs over the rate limit,
 anything after the close) before it is dropped without a closing handshake: a flooder
 that ignores its close (4002) must not keep a core busy until `CLOSE_TIMEOUT`."""
@@ -143,7 +143,7 @@ class WebSocketProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
-        self.greeted()
+        self._leave()
         self._keepalive.stop()
         if self._close_timer is not None:
             self._close_timer.cancel()
@@ -170,6 +170,10 @@ class WebSocketProtocol(asyncio.Protocol):
         self._place = place
 
     def greeted(self) -> None:
+        self._leave()
+
+    def _leave(self) -> None:
+        """Give the connection's place among the pending ones back (once)."""
         place, self._place = self._place, None
         if place is not None:
             place.release()
@@ -324,6 +328,7 @@ class WebSocketProtocol(asyncio.Protocol):
     def _ignore(self) -> None:
         self._ignored += 1
         if self._ignored > IGNORED_LIMIT:
+            self._reader.discard()
             self.abort()
 
     # --- sending ---------------------------------------------------------------------------

@@ -205,3 +205,19 @@ def test_every_byte_is_delivered_read_as_control_or_forwarded_in_order(
     assert sink.delivered == expected
     assert sink.controls == pings
     assert sink.forwarded == other
+
+
+def test_once_discarding_nothing_more_is_read_not_even_the_rest_of_the_read() -> None:
+    sink = Sink()
+    pings = b"".join(client_frame(PING, bytes([i])) for i in range(5))
+
+    def control(opcode: int, payload: bytes) -> None:
+        sink.controls.append((opcode, payload))
+        if len(sink.controls) == 2:
+            sink.reader.discard()  # as the connection does when it drops its client
+
+    sink.reader = FrameReader(sink.delivered.append, sink.forwarded.extend, 1000, control)
+    sink.feed(pings + client_frame(TEXT, b"late"))
+    sink.feed(client_frame(TEXT, b"later"))
+    assert sink.controls == [(PING, b"\x00"), (PING, b"\x01")]
+    assert not sink.delivered and not sink.forwarded

@@ -145,15 +145,25 @@ class Gate(Collector):
             self._by_key[key] = self._by_key.get(key, 0) + 1
         return ticket
 
+    def leave(self, ticket: Ticket) -> None:
+        del self._waiting[ticket]
+        key = ticket.key
+        if key is not None:
+            left = self._by_key[key] - 1
+            if left:
+                self._by_key[key] = left
+            else:
+                del self._by_key[key]
+
     def _drop_oldest(self) -> bool:
-        for ticket in self._waiting:
-            drop = ticket.drop
-            if drop is not None:
-                self.dropped += 1
-                ticket.release()
-                drop()
-                return True
-        return False
+        oldest = next((ticket for ticket in self._waiting if ticket.drop is not None), None)
+        if oldest is None or oldest.drop is None:
+            return False
+        drop = oldest.drop
+        self.dropped += 1
+        oldest.release()
+        drop()
+        return True
 
     def collect(self) -> Iterator[Metric]:
         yield GaugeMetricFamily(
@@ -178,16 +188,6 @@ class Gate(Collector):
             "HTTP requests (WebSocket handshakes included) not whole within --request-timeout.",
             value=self.timed_out,
         )
-
-    def leave(self, ticket: Ticket) -> None:
-        del self._waiting[ticket]
-        key = ticket.key
-        if key is not None:
-            left = self._by_key[key] - 1
-            if left:
-                self._by_key[key] = left
-            else:
-                del self._by_key[key]
 
 
 class GatedHttp(asyncio.Protocol):

@@ -21,6 +21,19 @@ def _load_json(path: str) -> Any:
     return json.loads(text)
 
 
+def _record_in(document: Any) -> Any:
+    """The game record in a file `dicehall replay` is given: the record itself, or the
+    stored game `GET /api/games/{id}` answers (what the replay page downloads), whose
+    `seats` are results and whose record is under `record` (docs/history.md)."""
+    if (
+        isinstance(document, dict)
+        and "format" not in document
+        and isinstance(document.get("record"), dict)
+    ):
+        return document["record"]
+    return document
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from rules import all_games
 
@@ -74,7 +87,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from rules.records import replay
 
     try:
-        result = replay(_load_json(args.file))
+        result = replay(_record_in(_load_json(args.file)))
     except (OSError, json.JSONDecodeError) as exc:
         print(f"dicehall replay: cannot read {args.file}: {exc}", file=sys.stderr)
         return 2
@@ -314,7 +327,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 args.name,
                 args.seats,
                 args.turn_window,
-                args.bot,
+                args.bots,
                 args.key,
             )
         )
@@ -347,7 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name", default="player", type=display_name)
     s.add_argument("--seats", type=int, default=2, help="seats of a created room")
     s.add_argument("--turn-window", type=int, help="seconds per turn window (created room)")
-    s.add_argument("--bot", default="random", help="house bot kind for the other seats")
+    s.add_argument(
+        "--bots",
+        "--bot",
+        dest="bots",
+        metavar="KIND",
+        help="house bot kind for the other seats (default: strong, the web page's opponent)",
+    )
     s.add_argument(
         "--key",
         help="play as the player this key names (default: the one kept for the server in "
@@ -493,7 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("replay", help="replay a game record, verify its dice, print sheets")
-    s.add_argument("file", help="record JSON file, or - for stdin")
+    s.add_argument(
+        "file", help="record JSON file (or a stored game from /api/games/ID), or - for stdin"
+    )
     s.add_argument(
         "--json",
         action="store_true",

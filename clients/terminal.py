@@ -295,6 +295,13 @@ class Terminal(RoomLog):
         self.say(f"Game record: {url} ({fair})")
 
 
+async def default_bot(client: Client, game: str) -> str | None:
+    """The opponent the web page seats too (clients/web/js/lobby.js): the strong house bot,
+    else the game's first; None leaves the choice to the server."""
+    kinds = next((g.bots for g in await client.games() if g.name == game), [])
+    return "strong" if "strong" in kinds else next(iter(kinds), None)
+
+
 async def play(
     urls: list[str],
     game: str | None,
@@ -302,7 +309,7 @@ async def play(
     name: str,
     seats: int,
     turn_window: int | None,
-    bot: str,
+    bot: str | None,
     key: str | None = None,
 ) -> int:
     store = SeatStore()
@@ -326,7 +333,7 @@ async def play(
             room = info.room
             await client.join(room, name=name)
             if seats > 1:
-                await client.add_bots(room, kind=bot)
+                await client.add_bots(room, kind=bot or await default_bot(client, game))
             print(f"* room {room}: share it with `dicehall play --room {room}`")
         elif room in client.seats:
             print(f"* took your seat back in room {room}")

@@ -81,6 +81,19 @@ def test_demo_record_replays_and_verifies(tmp_path: Path) -> None:
         assert "dice verified" in text.stdout
 
 
+def test_replay_takes_a_stored_game(tmp_path: Path) -> None:
+    """What `GET /api/games/{id}` answers (the replay page's download): its `seats` are
+    results, not names, and the record is under `record`."""
+    demo = dicehall("demo", "qwixx", "--seed", "cd" * 32, "--record", str(tmp_path / "r.json"))
+    assert demo.returncode == 0, demo.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    seats = [{"seat": i, "name": n, "player": None} for i, n in enumerate(record["seats"])]
+    stored = {"id": "abc", "game": "qwixx", "finished_at": 1, "seats": seats, "record": record}
+    out = dicehall("replay", write(tmp_path, "stored.json", stored), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["seed_verified"] is True
+
+
 def test_replay_names_the_bad_entry_and_rule(tmp_path: Path) -> None:
     record = {
         "game": "qwinto",

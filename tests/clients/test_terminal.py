@@ -323,19 +323,28 @@ def test_qwixx_numbers_are_typed_as_printed_with_a_lock_legend(server: ServerPro
 
 
 def test_scores_and_whose_turn_show_with_each_window(server: ServerProcess) -> None:
+    # the default opponent is the strong house bot, as on the web page (issue 33)
     term = Terminal("play", "--url", server.ws, "--game", "qwixx", "--name", "Ann")
     try:
         seen = term.prompt()
-        status = r"\* turn window \d+: your turn; to act: Ann \(you\), random-bot-1 · "
-        assert re.search(status + r"scores: Ann 0 · random-bot-1 0\n", seen)
-        theirs = r"\* turn window \d+: random-bot-1's turn; to act: [^\n]+ · "
+        status = r"\* turn window \d+: your turn; to act: Ann \(you\), strong-bot-1 · "
+        assert re.search(status + r"scores: Ann 0 · strong-bot-1 0\n", seen), seen
+        theirs = r"\* turn window \d+: strong-bot-1's turn; to act: [^\n]+ · "
         for _ in range(10):
-            if re.search(theirs + r"scores: Ann -?\d+ · random-bot-1 -?\d+\n", seen):
+            if re.search(theirs + r"scores: Ann -?\d+ · strong-bot-1 -?\d+\n", seen):
                 break
             term.type("pass")
             seen = term.prompt()
         else:
             raise AssertionError("the bot's turn was never shown")
+    finally:
+        term.close()
+
+
+def test_bots_chooses_the_house_bot(server: ServerProcess) -> None:
+    term = Terminal("play", "--url", server.ws, "--game", "qwixx", "--bots", "greedy")
+    try:
+        assert re.search(r"to act: [^\n]*greedy-bot-1", term.prompt())
     finally:
         term.close()
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import dicehall
 from tests.support.postgres import running_postgres
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
@@ -227,6 +228,10 @@ def test_the_replay_steps_through_a_game(seeded: Seeded) -> None:
         page.click("#replay-record")
     path = download.value.path()
     assert json.loads(path.read_text())["record"] == record
+    # and what it downloads replays, as the page says (issue 33: it did not)
+    replayed = dicehall("replay", str(path), "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout)["seed_verified"] is True
 
     # the address keeps the step: a reload opens it there
     assert page.evaluate("location.hash") == f"#/games/{room}/replay?step={len(log)}"

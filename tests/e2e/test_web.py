@@ -362,6 +362,37 @@ def test_play_now_joins_a_waiting_room_or_starts_one_against_the_strong_bot(
     assert info["options"] == {"lock_after": 5} and info["public"] is True
 
 
+def test_play_now_never_seats_anyone_beside_a_player_who_is_gone(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """Issue 33: a Qwixx room made with the form (3 seats, 1 house bot) whose creator closed
+    the tab is not where quick match seats you (each roll would wait out the window for
+    the absent player), and the lobby does not offer to join it."""
+    ghost = new_player(players, browser, server, "Ghost")
+    left = ghost.create("qwixx", seats=3, bots=1)
+    ghost.page.wait_for_selector("#room[data-status='open']")
+    ghost.context.close()  # the tab is gone (not `close()`: it would close it again)
+    players.remove(ghost)
+    dee = new_player(players, browser, server, "Dee")
+    # the lobby entry says the creator's seat is no longer connected
+    dee.page.wait_for_function(
+        """(room) => window.dicehall.conn.request('rooms', {game: 'qwixx'}).then(({rooms}) =>
+            rooms.some((r) => r.room === room &&
+                !r.seats.some((s) => s.kind === 'human' && s.connected)))""",
+        arg=left,
+        polling=250,
+    )
+    # the list (refreshed every 3 s) shows the room, without a Join button
+    dee.page.wait_for_function(
+        """(room) => document.querySelector(`tr[data-room='${room}']`) !== null &&
+            document.querySelector(`[data-key='join-${room}']`) === null""",
+        arg=left,
+        polling=250,
+        timeout=15000,
+    )
+    assert play_now(dee, "qwixx") != left
+
+
 # --- following a room to the process that runs it --------------------------------------------
 
 

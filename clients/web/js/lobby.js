@@ -11,6 +11,14 @@ const TURN_WINDOW = 30;
 /** The preset that holds the publisher's rules (docs/games/*.md), offered first. */
 export const OFFICIAL = 'official';
 
+/** A person's seat whose connection is gone: quick match never seats anyone beside it,
+ * where every turn would wait out the window for them (issue 33). */
+const away = (s) => s.kind === 'human' && !s.connected;
+
+/** A room whose seated people have all gone is not offered to join: nobody is there. */
+const deserted = (r) =>
+  r.seats.some((s) => s.kind === 'human') && r.seats.filter((s) => s.kind === 'human').every(away);
+
 /** The default opponent: the strongest house bot the game offers. */
 export function defaultBot(game) {
   const bots = (game && game.bots) || [];
@@ -211,6 +219,7 @@ export class LobbyView {
             r.game === name &&
             r.status === 'open' &&
             r.seats.some((s) => s.kind === 'open') &&
+            !r.seats.some(away) &&
             !store.seatOf(r.room),
         )
         .map((r) => ({
@@ -472,7 +481,7 @@ export class LobbyView {
           null,
           store.seatOf(r.room)
             ? h('a.btn.small.primary', { href: `#/room/${r.room}` }, 'Your seat')
-            : open.length && r.status !== 'over'
+            : open.length && r.status !== 'over' && !deserted(r)
               ? h(
                   'button.btn.small',
                   {

@@ -6,8 +6,10 @@ Each match seats the bot under test (`--bot`, default `strong`) with N - 1 copie
 field policy, for `--games` games; game k puts the tested bot in seat k % N (so it starts
 as often as any other seat) and is seeded with sha256("dicehall-field/{seed}/{game}/{k}"),
 so every policy meets the same deals. The share is the tested bot's part of the wins
-(ties split); a fair share is 1/N. Qwixx has its own field of hand-written policies
-(below); every other game is measured against `greedy` and `random`.
+(ties split); a fair share is 1/N. At 1 seat each policy and the bot play alone on the
+same deals (the `opponent` column names who played, `mean` is its score). Qwixx has its
+own field of hand-written policies (below); every other game is measured against
+`greedy` and `random`.
 
 The Qwixx field: what a person might do without a table of values.
 - `skipper`: docs/bots.md's example: the mark that skips fewest boxes, if at most two.
@@ -225,6 +227,14 @@ def run(
     matches = []
     out(HEADER)
     for n in seats:
+        if n == 1:
+            # Alone there is nobody to beat: each policy's (and the bot's) own mean, on the
+            # same deals.
+            for name in [bot, *opponents]:
+                match = play_match(game, name, name, 1, games, seed, preset)
+                matches.append(match)
+                out(match.line())
+            continue
         for opponent in opponents:
             match = play_match(game, bot, opponent, n, games, seed, preset)
             matches.append(match)

@@ -9,11 +9,17 @@ skipper.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from random import Random
+
 import pytest
 
-from bench.bot_field import play_match
+from bench.bot_field import Skipper, play_match
+from rules import get_game
 
 GAMES = 200
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("seats", [2, 3])
@@ -22,3 +28,26 @@ def test_strong_qwixx_wins_its_fair_share(opponent: str, seats: int) -> None:
     match = play_match("qwixx", "strong", opponent, seats, GAMES)
     print(f"strong against {opponent} x{seats - 1}: {match.share:.1%} of {GAMES} games")
     assert match.share >= 1 / seats, match
+
+
+def test_the_field_skipper_is_the_one_in_docs() -> None:
+    """The issue's opponent is docs/bots.md's example: the bench's copy decides alike."""
+    text = (ROOT / "docs" / "bots.md").read_text(encoding="utf-8")
+    [code] = re.findall(r"```python\n(.*?)\n```", text, flags=re.DOTALL)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/bots.md", "exec"), namespace)
+    documented = namespace["Skipper"]("qwixx")  # type: ignore[operator]
+    ours = Skipper("qwixx")
+    rng = Random(7)
+    state = get_game("qwixx").new_state(2, seed=bytes(32))
+    decisions = 0
+    while not state.is_over():
+        if state.chance_pending():
+            state.resolve_chance()
+            continue
+        seat = state.actors()[0]
+        view, legal = state.view(seat), state.legal_actions(seat)
+        assert ours.decide(view, legal) == documented.decide(view, legal)
+        state.apply_action(seat, rng.choice(legal))
+        decisions += 1
+    assert decisions > 20

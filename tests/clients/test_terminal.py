@@ -195,8 +195,8 @@ def test_room_events_print_above_the_waiting_prompt(server: ServerProcess) -> No
         term.keys("he")
         term.read_until(r"\x1b\[K\* [^\n]+\n" + PROMPT + "he", 30)
         term.read_until(r"\* Ann ran out of time: the rules played roll red yellow blue", 30)
-        term.read_until(r"\* random-bot-\d+: (enter \w+ \d|pass)", 30)  # its answer
-        term.read_until(r"\* random-bot-\d+: roll [a-z ]+\n", 60)  # its own turn
+        term.read_until(r"\* strong-bot-\d+: (enter \w+ \d|pass)", 30)  # its answer
+        term.read_until(r"\* strong-bot-\d+: roll [a-z ]+\n", 60)  # its own turn
     finally:
         term.close()
 

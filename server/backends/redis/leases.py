@@ -394,7 +394,12 @@ class Leases:
         if not core.closable(time.time(), self.idle_seconds, self.over_seconds, self.empty_seconds):
             return
         redis = self._redis()
-        await redis.hdel(LOBBY, room)  # first: no other process takes it over now
-        await self.give_up(room, release_lease=True)
+        await redis.hdel(LOBBY, room)  # first: nobody is offered it now
+        # The lease goes last: while it is held nobody can take the room over, and once
+        # its snapshot is gone nobody can (a command in between came back to life a room
+        # just closed, from the snapshot that give_up had just written).
+        await self.give_up(room, release_lease=False)
         await redis.delete(snap_key(room), log_key(room), record_log_key(room), journal_key(room))
+        with contextlib.suppress(RedisError):
+            await release(self._link(), room, self.proc)
         self.actors.rooms_closed += 1

@@ -44,7 +44,10 @@ async def test_a_new_database_and_the_folders_made_for_it_are_private(tmp_path: 
     store = await HistoryStore.open(f"sqlite:///{file}")
     try:
         await store.save(finished("r1", [("ada", 10), ("bo", 5)]))
-        made = [file, file.with_name("history.db-wal"), file.with_name("history.db-shm")]
+        # (the -wal and -shm files are there or not as SQLite's version decides: the
+        # oldest supported one keeps no -wal open here; each that is there is private)
+        made = sorted(file.parent.iterdir())
+        assert file in made
         assert {p.name: mode(p) for p in made} == {p.name: 0o600 for p in made}
     finally:
         await store.close()
@@ -65,7 +68,8 @@ async def test_an_older_versions_database_is_tightened_when_opened(
     data.chmod(0o755)
     store = await HistoryStore.open(f"sqlite:///{file}")
     try:
-        assert (mode(data), mode(file), mode(wal)) == (0o700, 0o600, 0o600)
+        assert (mode(data), mode(file)) == (0o700, 0o600)
+        assert not wal.exists() or mode(wal) == 0o600, "(SQLite may have removed it)"
         assert await store.counts() == (1, 2)
     finally:
         await store.close()

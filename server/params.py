@@ -43,9 +43,15 @@ def number(params: Params, name: str, low: int, high: int, default: int) -> int:
     return _whole(text, name, low, high)
 
 
-def _whole(text: str, name: str, low: int, high: int) -> int:
+def _is_whole(text: str, low: int, high: int) -> bool:
     # (the length first: int() of thousands of digits costs time before it refuses them)
-    if len(text) > len(str(high)) or not _DIGITS.fullmatch(text) or not low <= int(text) <= high:
+    return (
+        len(text) <= len(str(high)) and bool(_DIGITS.fullmatch(text)) and low <= int(text) <= high
+    )
+
+
+def _whole(text: str, name: str, low: int, high: int) -> int:
+    if not _is_whole(text, low, high):
         raise BadParameter(f"{name} must be a whole number from {low} to {high} (digits 0-9)")
     return int(text)
 
@@ -64,11 +70,8 @@ def cursor(params: Params, name: str) -> tuple[int, str] | None:
     if text is None:
         return None
     at, _, game_id = text.partition(":")
-    try:
-        if GAME_ID.fullmatch(game_id):
-            return _whole(at, name, 0, MAX_TIME), game_id
-    except BadParameter:
-        pass
+    if GAME_ID.fullmatch(game_id) and _is_whole(at, 0, MAX_TIME):
+        return int(at), game_id
     raise BadParameter(f"{name} must be a cursor from a page's `next` (MILLISECONDS:GAME_ID)")
 
 

@@ -28,6 +28,7 @@ docs/bots.md's skipper (issue 33).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..base import JSON
 from ..qwixx.sheet import COLOURS, LAST_BOX, TRIANGLE
@@ -57,6 +58,7 @@ def table_for(lock_after: int) -> Sequence[float]:
     return TABLES[min(keys, key=lambda k: (abs(k - lock_after), k))]
 
 
+@dataclass(frozen=True, slots=True)
 class Pressure:
     """How much shorter than a solitaire game the other seats make this one.
 
@@ -67,21 +69,11 @@ class Pressure:
     finished game's score above `best_other` (taken from one below it).
     """
 
-    __slots__ = ("best_other", "bonus", "failed", "locks", "scale")
-
-    def __init__(
-        self,
-        scale: float = 1.0,
-        locks: int = 0,
-        failed: int = 0,
-        best_other: float = 0.0,
-        bonus: float = 0.0,
-    ) -> None:
-        self.scale = scale
-        self.locks = locks
-        self.failed = failed
-        self.best_other = best_other
-        self.bonus = bonus
+    scale: float = 1.0
+    locks: int = 0
+    failed: int = 0
+    best_other: float = 0.0
+    bonus: float = 0.0
 
 
 SOLITAIRE = Pressure()

@@ -39,7 +39,7 @@ test-oldest: browsers redis nginx postgres js
 COMPILED := build/compiled
 test-compiled: browsers redis nginx postgres js $(STAMP)
 	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
-	git ls-files -z | xargs -0 cp --parents -t $(COMPILED)
+	git ls-files -z | xargs -0 cp -P --parents -t $(COMPILED)
 	ln -s $(CURDIR)/node_modules $(COMPILED)/node_modules
 	cd $(COMPILED) && DICEHALL_COMPILE=1 $(CURDIR)/$(BIN)/python setup.py -q build_ext --inplace
 	cd $(COMPILED) && DICEHALL_EXPECT_COMPILED=1 $(CURDIR)/$(BIN)/pytest -q $(PARALLEL) \
@@ -94,13 +94,13 @@ nginx:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; }
 
 lint: $(STAMP) js
-	$(BIN)/ruff check rules protocol server clients tests bench setup.py build_backend
-	$(BIN)/ruff format --check rules protocol server clients tests bench setup.py build_backend
+	$(BIN)/ruff check dicehall/__init__.py rules protocol server clients tests bench setup.py build_backend
+	$(BIN)/ruff format --check dicehall/__init__.py rules protocol server clients tests bench setup.py build_backend
 	node_modules/.bin/eslint .
 	node_modules/.bin/prettier --check --log-level warn .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy rules protocol server clients bench
+	$(BIN)/mypy dicehall bench
 
 # The suite under coverage.py (branch coverage, subprocesses included), then each
 # package against its floor in pyproject.toml (docs/contributing.md, "Coverage").

@@ -19,8 +19,10 @@ def extensions() -> list[object]:
     from mypyc.build import mypycify  # (a build requirement only then: build_backend/)
 
     modules = runpy.run_path(os.path.join("server", "compiled.py"))["MODULES"]
+    # (dicehall.server.x compiles from dicehall/server/x.py, through dicehall/'s links, so
+    # that mypyc names it as it is imported; its shared library stays inside the package.)
     paths = [name.replace(".", "/") + ".py" for name in modules]
-    return list(mypycify(paths, opt_level="3", group_name="dicehall"))
+    return list(mypycify(paths, opt_level="3", group_name="dicehall.server.compiled"))
 
 
 setup(ext_modules=extensions())

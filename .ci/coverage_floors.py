@@ -36,7 +36,8 @@ def measured() -> dict[str, float]:
     done: dict[str, int] = {}
     total: dict[str, int] = {}
     for path, data in files.items():
-        package = Path(path).parts[0]
+        parts = Path(path).parts  # (dicehall/server/x.py, or server/x.py where resolved)
+        package = parts[1] if parts[0] == "dicehall" and len(parts) > 2 else parts[0]
         s = data["summary"]
         done[package] = done.get(package, 0) + s["covered_lines"] + s["covered_branches"]
         total[package] = total.get(package, 0) + s["num_statements"] + s["num_branches"]

@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rules import JSON, State, get_game
-from rules.bots import Bot, get_bot
-from rules.play import play_out
+from dicehall.rules import JSON, State, get_game
+from dicehall.rules.bots import Bot, get_bot
+from dicehall.rules.play import play_out
 
 ASCENDING = ("red", "yellow")
 

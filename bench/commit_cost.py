@@ -28,14 +28,14 @@ from pathlib import Path
 import uvloop
 
 from bench.redis_hop import redis_server
-from server.backends.base import Backend, RoomSpec
-from server.backends.memory import MemoryBackend
-from server.backends.redis import RedisBackend
-from server.backends.redis.resp import RespClient
-from server.commands import ActCmd, JoinCmd, StartCmd
-from server.hub import Hub
-from server.outgoing import Outgoing
-from server.room import RoomCore
+from dicehall.server.backends.base import Backend, RoomSpec
+from dicehall.server.backends.memory import MemoryBackend
+from dicehall.server.backends.redis import RedisBackend
+from dicehall.server.backends.redis.resp import RespClient
+from dicehall.server.commands import ActCmd, JoinCmd, StartCmd
+from dicehall.server.hub import Hub
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.room import RoomCore
 
 SPEC = RoomSpec(game="qwixx", options={}, seats=4, turn_window=30, public=False)
 

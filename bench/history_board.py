@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench.history_save import games as played_games
-from server.history.store import FinishedGame, HistoryStore, SeatResult
+from dicehall.server.history.store import FinishedGame, HistoryStore, SeatResult
 from tests.support.postgres import running_postgres
 from tests.support.servers import running_server
 

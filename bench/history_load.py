@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clients.loadtest import progress_printer, run_loadtest
+from dicehall.clients.loadtest import progress_printer, run_loadtest
 from tests.support.postgres import running_postgres
 from tests.support.servers import ServerProcess, running_server
 

@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from rules import get_game
-from rules.play import play_out, random_chooser
-from rules.records import new_record
-from server.history.outbox import SpoolOutbox
-from server.history.store import FinishedGame, HistoryStore, SeatResult
+from dicehall.rules import get_game
+from dicehall.rules.play import play_out, random_chooser
+from dicehall.rules.records import new_record
+from dicehall.server.history.outbox import SpoolOutbox
+from dicehall.server.history.store import FinishedGame, HistoryStore, SeatResult
 from tests.support.postgres import running_postgres
 
 

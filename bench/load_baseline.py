@@ -27,9 +27,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clients.loadtest import LoadConfig, format_table, progress_printer, run_loadtest, write_outputs
-from clients.loadtest.config import POLICIES
-from server.compiled import MODULES
+from dicehall.clients.loadtest import (
+    LoadConfig,
+    format_table,
+    progress_printer,
+    run_loadtest,
+    write_outputs,
+)
+from dicehall.clients.loadtest.config import POLICIES
+from dicehall.server.compiled import MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +79,7 @@ def server(kind: str, **options: Any) -> Iterator[str]:
     """A fresh server process on a free port ("dicehall" or "baseline"); yields its URL."""
     port = free_port()
     if kind == "dicehall":
-        cmd = [sys.executable, "-m", "clients.cli", "serve", "--port", str(port)]
+        cmd = [sys.executable, "-m", "dicehall.clients.cli", "serve", "--port", str(port)]
         # (the rooms' server alone: what keeping history adds is bench/history_load.py's)
         cmd += ["--log-level", "warning", "--db", "none"]
     else:

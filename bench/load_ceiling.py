@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clients.loadtest import progress_printer, run_loadtest
+from dicehall.clients.loadtest import progress_printer, run_loadtest
 
 from .load_baseline import add_arguments, config, server
 

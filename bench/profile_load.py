@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from clients.loadtest import progress_printer, run_loadtest
+from dicehall.clients.loadtest import progress_printer, run_loadtest
 from tests.support.servers import running_server
 
 from .load_baseline import add_arguments, config

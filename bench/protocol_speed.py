@@ -24,7 +24,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import msgspec
 
-from protocol import (
+from dicehall.protocol import (
     Act,
     Action,
     ClientMessageDecoder,

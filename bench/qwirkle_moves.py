@@ -29,9 +29,9 @@ from collections.abc import Callable
 from functools import partial
 from random import Random
 
-from rules.base import JSON
-from rules.bots import get_bot
-from rules.qwirkle import GAME, QwirkleState, best_placement, place_action, placements
+from dicehall.rules.base import JSON
+from dicehall.rules.bots import get_bot
+from dicehall.rules.qwirkle import GAME, QwirkleState, best_placement, place_action, placements
 
 TARGET_TILES = 100
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from random import Random
 
-from rules.bots import qwixx as bot
-from rules.qwixx.sheet import TRIANGLE
+from dicehall.rules.bots import qwixx as bot
+from dicehall.rules.qwixx.sheet import TRIANGLE
 
 OUT = Path(__file__).resolve().parent.parent / "rules" / "bots" / "qwixx_values.py"
 
@@ -145,7 +145,7 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="start from a plain guess")
     ap.add_argument("--report", type=int, default=10_000, help="games between progress lines")
     args = ap.parse_args()
-    values = importlib.import_module("rules.bots.qwixx_values")
+    values = importlib.import_module("dicehall.rules.bots.qwixx_values")
     tables = {k: list(v) for k, v in values.TABLES.items()}
     table = guess() if args.fresh or args.lock_after not in tables else tables[args.lock_after]
     rng = Random(args.seed)

@@ -31,7 +31,7 @@ import redis.asyncio as aioredis
 import uvloop
 
 from bench.redis_hop import redis_server
-from server.backends.redis.resp import RespClient
+from dicehall.server.backends.redis.resp import RespClient
 
 PAYLOAD = b"y" * 200
 

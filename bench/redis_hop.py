@@ -64,10 +64,10 @@ from pathlib import Path
 from statistics import median_high
 from typing import Any
 
-from clients.client import Client
-from protocol import errors
-from protocol.messages.server import GameOver, Snapshot, Window, WindowClosed
-from rules.bots import get_bot
+from dicehall.clients.client import Client
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import GameOver, Snapshot, Window, WindowClosed
+from dicehall.rules.bots import get_bot
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"rooms": (1.30, 1.0), "seats": (1.80, 2.0)}
@@ -167,7 +167,7 @@ def dicehall_server(*args: str, advertise: bool = False) -> Iterator[tuple[str, 
     """`dicehall serve` on a free port; yields its WebSocket URL and pid. `advertise`: it
     says so with `--public-url` (clients that follow rooms move to it)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "clients.cli", "serve", "--port", str(port)]
+    cmd = [sys.executable, "-m", "dicehall.clients.cli", "serve", "--port", str(port)]
     if advertise:
         cmd += ["--public-url", f"ws://127.0.0.1:{port}/ws"]
     proc = subprocess.Popen([*cmd, "--log-level", "warning", *args], cwd=ROOT)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.redis_hop import cpu_seconds, dicehall_server, redis_server
-from clients.loadtest import LoadConfig, run_loadtest
+from dicehall.clients.loadtest import LoadConfig, run_loadtest
 
 
 def load(

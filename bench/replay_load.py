@@ -33,11 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from clients.client import Client
-from rules import get_game
-from rules.play import play_out, random_chooser
-from rules.records import new_record
-from server.history.store import FinishedGame, HistoryStore, SeatResult
+from dicehall.clients.client import Client
+from dicehall.rules import get_game
+from dicehall.rules.play import play_out, random_chooser
+from dicehall.rules.records import new_record
+from dicehall.server.history.store import FinishedGame, HistoryStore, SeatResult
 from tests.support.servers import running_server
 
 from .history_load import cpu_seconds

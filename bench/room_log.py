@@ -15,8 +15,8 @@ import argparse
 import time
 import zlib
 
-from rules import all_games
-from server.roomlog import _DICTIONARIES, _pack_block, _sized, _unpack_block
+from dicehall.rules import all_games
+from dicehall.server.roomlog import _DICTIONARIES, _pack_block, _sized, _unpack_block
 
 from .room_memory import played_rooms
 

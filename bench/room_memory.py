@@ -17,9 +17,9 @@ import gc
 import random
 import tracemalloc
 
-from protocol.subprotocols import Encoding
-from rules import all_games, get_game
-from server.room import RoomCore
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.rules import all_games, get_game
+from dicehall.server.room import RoomCore
 
 
 def played_rooms(

@@ -14,9 +14,9 @@ import statistics
 import time
 from random import Random
 
-from rules import all_games, get_game
-from rules.base import State
-from rules.play import play_out, random_chooser
+from dicehall.rules import all_games, get_game
+from dicehall.rules.base import State
+from dicehall.rules.play import play_out, random_chooser
 
 
 def one_game(state: State, rng: Random, per_action: list[float]) -> None:

@@ -19,13 +19,13 @@ from collections.abc import Callable
 
 import uvloop
 
-from protocol.messages.server import Event
-from protocol.subprotocols import Encoding
-from server.outgoing import Outgoing
-from server.peer import Peer
-from server.process import Server
-from server.settings import Config
-from server.ws.frames import frames
+from dicehall.protocol.messages.server import Event
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.peer import Peer
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
+from dicehall.server.ws.frames import frames
 
 
 class CountingSocket:

@@ -31,12 +31,12 @@ from typing import Any
 import msgspec
 import uvloop
 
-from protocol.subprotocols import Encoding
-from protocol.wsframes import parse_header
-from server.peer import Peer
-from server.process import Server
-from server.room import RoomCore
-from server.settings import Config
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.protocol.wsframes import parse_header
+from dicehall.server.peer import Peer
+from dicehall.server.process import Server
+from dicehall.server.room import RoomCore
+from dicehall.server.settings import Config
 
 from .send_path import CountingSocket
 

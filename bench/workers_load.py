@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.history_load import children
 from bench.redis_hop import cpu_seconds, redis_server
-from clients.loadtest import LoadConfig, progress_printer, run_loadtest
+from dicehall.clients.loadtest import LoadConfig, progress_printer, run_loadtest
 from tests.support.servers import ROOT, free_port
 
 
@@ -44,7 +44,7 @@ def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
     """The deployment's shared URL, the pids that serve rooms, and redis-server's pid."""
     with contextlib.ExitStack() as stack:
         port = free_port()
-        cmd = [sys.executable, "-m", "clients.cli", "serve", "--port", str(port)]
+        cmd = [sys.executable, "-m", "dicehall.clients.cli", "serve", "--port", str(port)]
         cmd += ["--db", "none", "--log-level", "warning"]
         redis_pid = None
         ports = [port]

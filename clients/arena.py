@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules import JSON, EndlessGame, State, get_game
-from rules.bots import get_bot
-from rules.play import play_out
-from rules.records import new_record
+from dicehall.rules import JSON, EndlessGame, State, get_game
+from dicehall.rules.bots import get_bot
+from dicehall.rules.play import play_out
+from dicehall.rules.records import new_record
 
 MAX_STEPS = 200_000
 """A game that has not ended after this many steps is a bug (in a bot or an engine)."""

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import errors
-from protocol.messages.common import Actor, RoomInfo
-from protocol.messages.server import GameOver, RoomMessage, RoomUpdate, Snapshot, Window
-from protocol.subprotocols import Encoding
-from rules import RulesError
-from rules.bots import Bot, get_bot
-from rules.records import replay
+from dicehall.protocol import errors
+from dicehall.protocol.messages.common import Actor, RoomInfo
+from dicehall.protocol.messages.server import GameOver, RoomMessage, RoomUpdate, Snapshot, Window
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.rules import RulesError
+from dicehall.rules.bots import Bot, get_bot
+from dicehall.rules.records import replay
 
 from .client import Client, ClientError, ConnectionLost, RoomLost, http_url
 

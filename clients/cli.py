@@ -35,7 +35,7 @@ def _record_in(document: Any) -> Any:
 
 
 def cmd_games(args: argparse.Namespace) -> int:
-    from rules import all_games
+    from dicehall.rules import all_games
 
     if args.json:
         print(json.dumps([g.describe() for g in all_games()], indent=2))
@@ -50,10 +50,10 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rules import game_names, get_game
-    from rules.fair import new_seed
-    from rules.play import play_out, random_chooser
-    from rules.records import new_record
+    from dicehall.rules import game_names, get_game
+    from dicehall.rules.fair import new_seed
+    from dicehall.rules.play import play_out, random_chooser
+    from dicehall.rules.records import new_record
 
     names = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay"]
     for name in [args.game] if args.game else game_names():
@@ -83,8 +83,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     `--json` prints `Replay.to_json()` unchanged, so the shape documented in docs/records.md
     (the points of every log entry included) is the library's and scripts get the same.
     """
-    from rules import RecordError
-    from rules.records import replay
+    from dicehall.rules import RecordError
+    from dicehall.rules.records import replay
 
     try:
         result = replay(_record_in(_load_json(args.file)))
@@ -113,7 +113,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_sheet(args: argparse.Namespace) -> int:
-    from rules import RulesError, get_game
+    from dicehall.rules import RulesError, get_game
 
     try:
         game = get_game(args.game)
@@ -137,10 +137,10 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from clients.botrunner import BotConfig, run_bots
-    from protocol.subprotocols import Encoding
-    from rules import RulesError
-    from rules.bots import get_bot
+    from dicehall.clients.botrunner import BotConfig, run_bots
+    from dicehall.protocol.subprotocols import Encoding
+    from dicehall.rules import RulesError
+    from dicehall.rules.bots import get_bot
 
     parser: argparse.ArgumentParser = args.parser
     if args.games < 1:
@@ -176,7 +176,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
-    from rules import RulesError, get_game
+    from dicehall.rules import RulesError, get_game
 
     from .arena import ArenaConfig, ArenaError, GameResult, default_procs, format_table, run_arena
 
@@ -214,7 +214,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         return 1
     if args.rated:
         try:
-            from server.history.arena import rate_offline
+            from dicehall.server.history.arena import rate_offline
         except ModuleNotFoundError as exc:
             if (exc.name or "").split(".")[0] not in SERVER_MODULES:
                 raise  # not a missing extra: a bug
@@ -279,14 +279,14 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from server.settings import Config, SettingError
+    from dicehall.server.settings import Config, SettingError
 
     try:
         config = Config.load(args=args)
     except SettingError as exc:
         args.parser.error(str(exc))
     try:
-        from server.main import serve
+        from dicehall.server.main import serve
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in SERVER_MODULES:
             raise  # not a missing extra: a bug
@@ -314,7 +314,7 @@ def missing_extra(command: str, extra: str, module: str, hint: str = "") -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     import asyncio
 
-    from protocol.errors import BadKeyError
+    from dicehall.protocol.errors import BadKeyError
 
     from .terminal import play
 
@@ -341,7 +341,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def display_name(text: str) -> str:
     """`--name`: refused here when the server would refuse it (protocol/names.py)."""
-    from protocol import names
+    from dicehall.protocol import names
 
     problem = names.display_name_problem(text)
     if problem is not None:
@@ -380,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the game server. Every flag has a DICEHALL_* environment variable"
         " (a flag wins); docs/operations.md has the same table.",
     )
-    from server.settings import add_arguments
+    from dicehall.server.settings import add_arguments
 
     add_arguments(s)
     s.set_defaults(func=cmd_serve, parser=s)

@@ -16,7 +16,7 @@ matched to requests, typed results, duplicate room messages dropped, gaps detect
 A request that was in flight when the socket dropped fails with `ConnectionLost`: it may or
 may not have been applied, so it is never resent behind the caller's back (an `act` is not
 idempotent). Errors the server answers with are raised as the catalogue's exception
-(`protocol.errors`, e.g. `NoSuchRoomError`).
+(`dicehall.protocol.errors`, e.g. `NoSuchRoomError`).
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.typing import Subprotocol
 
-from protocol import errors, names
-from protocol.client_connection import ClientConnection, Gap, Response
-from protocol.close import CloseCode
-from protocol.features import IDENTITY, LOBBY_PAGES
-from protocol.limits import MAX_TOKENS, Limits, ReaderLimits
-from protocol.messages import client as requests
-from protocol.messages import results
-from protocol.messages.common import Action, GameInfo, RoomInfo
-from protocol.messages.server import (
+from dicehall.protocol import errors, names
+from dicehall.protocol.client_connection import ClientConnection, Gap, Response
+from dicehall.protocol.close import CloseCode
+from dicehall.protocol.features import IDENTITY, LOBBY_PAGES
+from dicehall.protocol.limits import MAX_TOKENS, Limits, ReaderLimits
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages import results
+from dicehall.protocol.messages.common import Action, GameInfo, RoomInfo
+from dicehall.protocol.messages.server import (
     ErrorMessage,
     GameOver,
     Goodbye,
@@ -59,7 +59,7 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from protocol.subprotocols import Encoding, subprotocol
+from dicehall.protocol.subprotocols import Encoding, subprotocol
 
 log = logging.getLogger("dicehall.client")
 
@@ -90,7 +90,7 @@ ResultT = TypeVar("ResultT", bound=results.Result)
 
 class ClientError(Exception):
     """A failure on the client's side of the connection (the server's errors are
-    `protocol.errors.ProtocolError`s)."""
+    `dicehall.protocol.errors.ProtocolError`s)."""
 
 
 class ConnectError(ClientError):

@@ -20,11 +20,11 @@ import time
 import urllib.request
 from typing import Any, TextIO
 
-from protocol import errors
-from protocol.features import PROGRESS
-from protocol.messages.server import Window
-from rules import RulesError
-from rules.records import replay
+from dicehall.protocol import errors
+from dicehall.protocol.features import PROGRESS
+from dicehall.protocol.messages.server import Window
+from dicehall.rules import RulesError
+from dicehall.rules.records import replay
 
 from .client import Client, ClientError, ConnectionLost, http_url
 from .playerkeys import PlayerKeyStore

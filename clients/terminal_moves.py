@@ -17,13 +17,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rules.qwinto.sheet import COLOURS as QWINTO_ROWS
-from rules.qwirkle.board import COLOR_LETTERS, COLORS, SHAPE_LETTERS, SHAPES
-from rules.qwixx.sheet import BOX as QWIXX_BOX
-from rules.qwixx.sheet import COLOURS as QWIXX_ROWS
-from rules.yamb.table import COLUMNS as YAMB_COLUMNS
-from rules.yamb.table import ROWS as YAMB_ROWS
-from rules.yamb.table import cell_value
+from dicehall.rules.qwinto.sheet import COLOURS as QWINTO_ROWS
+from dicehall.rules.qwirkle.board import COLOR_LETTERS, COLORS, SHAPE_LETTERS, SHAPES
+from dicehall.rules.qwixx.sheet import BOX as QWIXX_BOX
+from dicehall.rules.qwixx.sheet import COLOURS as QWIXX_ROWS
+from dicehall.rules.yamb.table import COLUMNS as YAMB_COLUMNS
+from dicehall.rules.yamb.table import ROWS as YAMB_ROWS
+from dicehall.rules.yamb.table import cell_value
 
 Action = Mapping[str, Any]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from protocol.messages.server import (
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rules import get_game
-from rules.qwinto.sheet import BLOCKED, BOXES, OFFSET
-from rules.qwixx.sheet import COLOURS as QWIXX_ROWS
+from dicehall.rules import get_game
+from dicehall.rules.qwinto.sheet import BLOCKED, BOXES, OFFSET
+from dicehall.rules.qwixx.sheet import COLOURS as QWIXX_ROWS
 
 from .terminal_moves import describe, tile_text
 

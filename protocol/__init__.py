@@ -5,7 +5,7 @@
 - `codec`: frames <-> messages for both encodings, every input limit enforced;
 - `errors`: the error catalogue as one exception tree; `close`: close codes;
 - `server_connection` / `client_connection`: the per-connection protocol, sans I/O;
-- `schema`: the JSON Schemas under docs/protocol/ (`python -m protocol.schema --write`).
+- `schema`: the JSON Schemas under docs/protocol/ (`python -m dicehall.protocol.schema --write`).
 
 The reference for implementers in any language is docs/protocol.md.
 """

@@ -1,7 +1,7 @@
 """Tables of docs/protocol.md rendered from the code, so the reference cannot drift.
 
-    python -m protocol.reference --write docs/protocol.md   # refresh the tables
-    python -m protocol.reference --check docs/protocol.md   # exit 1 if they are stale
+    python -m dicehall.protocol.reference --write docs/protocol.md   # refresh the tables
+    python -m dicehall.protocol.reference --check docs/protocol.md   # exit 1 if they are stale
 
 Each table sits between `<!-- BEGIN name -->` and `<!-- END name -->` lines.
 """
@@ -146,7 +146,9 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m protocol.reference", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m dicehall.protocol.reference", description=__doc__
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", metavar="FILE", type=Path)
     mode.add_argument("--check", metavar="FILE", type=Path)
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(fresh, encoding="utf-8")
         return 0
     if fresh != text:
-        print(f"{path}: stale tables; run python -m protocol.reference --write {path}")
+        print(f"{path}: stale tables; run python -m dicehall.protocol.reference --write {path}")
         return 1
     return 0
 

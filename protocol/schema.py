@@ -1,7 +1,7 @@
 """JSON Schemas of every v1 message, generated from the message types.
 
-    python -m protocol.schema --write docs/protocol   # regenerate the committed files
-    python -m protocol.schema --check docs/protocol   # exit 1 if they are out of date
+    python -m dicehall.protocol.schema --write docs/protocol   # regenerate the committed files
+    python -m dicehall.protocol.schema --check docs/protocol   # exit 1 if they are out of date
 
 Layout under the target directory: `v1/client.json` and `v1/server.json` (the unions,
 discriminated by `type`), one file per message in `v1/client/` and `v1/server/`, and one
@@ -87,7 +87,7 @@ def write(directory: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m protocol.schema", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m dicehall.protocol.schema", description=__doc__)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", metavar="DIR", type=Path)
     mode.add_argument("--check", metavar="DIR", type=Path)
@@ -99,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(line, file=sys.stderr)
     if problems:
-        print("regenerate with: python -m protocol.schema --write docs/protocol", file=sys.stderr)
+        print(
+            "regenerate with: python -m dicehall.protocol.schema --write docs/protocol",
+            file=sys.stderr,
+        )
     return 1 if problems else 0
 
 

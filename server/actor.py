@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from protocol.errors import ProtocolError
+from dicehall.protocol.errors import ProtocolError
 
 from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R
 from .execute import execute

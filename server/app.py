@@ -27,11 +27,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
-from protocol.close import CloseCode
-from protocol.codec import Frame
-from protocol.server_connection import farewell
-from protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
-from rules import all_games
+from dicehall.protocol.close import CloseCode
+from dicehall.protocol.codec import Frame
+from dicehall.protocol.server_connection import farewell
+from dicehall.protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
+from dicehall.rules import all_games
 
 from . import __version__, params
 from .history import api

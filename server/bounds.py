@@ -13,8 +13,8 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 
-from protocol import errors
-from protocol.messages.common import RoomInfo
+from dicehall.protocol import errors
+from dicehall.protocol.messages.common import RoomInfo
 
 from .backends import Backend
 

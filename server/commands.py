@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar, get_args
 
 import msgspec
 
-from protocol.messages.server import (
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,

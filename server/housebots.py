@@ -17,12 +17,12 @@ from typing import Any
 
 import msgspec
 
-from protocol import errors
-from protocol.messages import client as requests
-from protocol.messages.common import Action
-from protocol.messages.results import LegalResult
-from protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
-from rules.bots import get_bot
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.common import Action
+from dicehall.protocol.messages.results import LegalResult
+from dicehall.protocol.messages.server import GameOver, RoomMessage, ServerMessage, Window
+from dicehall.rules.bots import get_bot
 
 from .identity import house_player
 from .outgoing import Outgoing

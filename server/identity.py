@@ -16,7 +16,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from protocol.limits import MAX_KEY, MAX_PLAYER_ID
+from dicehall.protocol.limits import MAX_KEY, MAX_PLAYER_ID
 
 _PREFIX = "pk1"
 _ID_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")

@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
-from protocol.errors import ProtocolError
-from protocol.subprotocols import Encoding
+from dicehall.protocol.errors import ProtocolError
+from dicehall.protocol.subprotocols import Encoding
 
 from .commands import Command, CommandType, LegalCmd, SyncCmd
 from .execute import execute

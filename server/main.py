@@ -21,7 +21,7 @@ from types import FrameType
 import uvicorn
 from sqlalchemy.exc import ArgumentError
 
-from protocol.limits import Limits
+from dicehall.protocol.limits import Limits
 
 from .app import create_app
 from .gate import http_protocol

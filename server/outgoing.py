@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import msgspec
 from msgspec.structs import replace as replace_fields
 
-from protocol.codec import MSGPACK, Frame, encode
-from protocol.messages.server import (
+from dicehall.protocol.codec import MSGPACK, Frame, encode
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,
@@ -23,7 +23,7 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from protocol.subprotocols import Encoding
+from dicehall.protocol.subprotocols import Encoding
 
 from .ws.frames import frame as ws_frame
 

@@ -23,16 +23,16 @@ from collections.abc import Sequence
 import msgspec
 from prometheus_client import Counter
 
-from protocol import errors
-from protocol.close import CloseCode
-from protocol.codec import Frame
-from protocol.features import SERVER_FEATURES
-from protocol.limits import Limits
-from protocol.messages.client import ClientMessage
-from protocol.messages.results import HelloResult
-from protocol.messages.server import ServerMessage
-from protocol.server_connection import Close, Send, ServerConnection
-from protocol.subprotocols import Encoding
+from dicehall.protocol import errors
+from dicehall.protocol.close import CloseCode
+from dicehall.protocol.codec import Frame
+from dicehall.protocol.features import SERVER_FEATURES
+from dicehall.protocol.limits import Limits
+from dicehall.protocol.messages.client import ClientMessage
+from dicehall.protocol.messages.results import HelloResult
+from dicehall.protocol.messages.server import ServerMessage
+from dicehall.protocol.server_connection import Close, Send, ServerConnection
+from dicehall.protocol.subprotocols import Encoding
 
 from .flusher import Flusher
 from .metrics import LatencyHistogram

@@ -14,7 +14,7 @@ import logging
 import secrets
 import time
 
-from protocol.close import CloseCode
+from dicehall.protocol.close import CloseCode
 
 from .backends import Backend, MemoryBackend, RoomSpec
 from .cancelling import cancel_and_wait
@@ -197,8 +197,8 @@ class Server:
     async def _keep_demo_rooms(self) -> None:
         """One open room per game, every other seat the strongest house bot the game has: a
         newcomer plays at once, against the default opponent of the web client's lobby."""
-        from rules import all_games
-        from rules.bots import bot_names
+        from dicehall.rules import all_games
+        from dicehall.rules.bots import bot_names
 
         while True:
             rooms = await self.backend.rooms()

@@ -14,9 +14,9 @@ from typing import Any
 
 import msgspec
 
-from protocol import errors
-from protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
-from protocol.messages.server import (
+from dicehall.protocol import errors
+from dicehall.protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,
@@ -28,10 +28,10 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from rules import Game, IllegalAction, RulesError, State, action_kinds, get_game
-from rules.bots import bot_names
-from rules.fair import new_seed
-from rules.records import new_record
+from dicehall.rules import Game, IllegalAction, RulesError, State, action_kinds, get_game
+from dicehall.rules.bots import bot_names
+from dicehall.rules.fair import new_seed
+from dicehall.rules.records import new_record
 
 from .identity import house_player
 from .outgoing import Outgoing

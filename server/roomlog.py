@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from protocol.codec import MSGPACK
-from protocol.messages.server import RoomMessage
+from dicehall.protocol.codec import MSGPACK
+from dicehall.protocol.messages.server import RoomMessage
 
 from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 import msgspec
 from prometheus_client import Counter
 
-from protocol import errors
-from protocol.features import (
+from dicehall.protocol import errors
+from dicehall.protocol.features import (
     IDENTITY,
     LEGAL_IN_WINDOW,
     LEGAL_WITHOUT_VIEW,
@@ -30,13 +30,13 @@ from protocol.features import (
     TIMESTAMPS,
     accept,
 )
-from protocol.limits import MAX_ROOMS_PAGE
-from protocol.messages import client as requests
-from protocol.messages import results
-from protocol.messages.common import GameInfo, HeldSeat, OptionInfo
-from protocol.messages.server import ServerMessage
-from rules import RulesError, all_games, get_game
-from rules.bots import bot_names
+from dicehall.protocol.limits import MAX_ROOMS_PAGE
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages import results
+from dicehall.protocol.messages.common import GameInfo, HeldSeat, OptionInfo
+from dicehall.protocol.messages.server import ServerMessage
+from dicehall.rules import RulesError, all_games, get_game
+from dicehall.rules.bots import bot_names
 
 from .backends import Backend, RoomSpec
 from .bounds import RoomBounds

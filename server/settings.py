@@ -3,7 +3,7 @@
 `Config`'s fields are the table. `add_arguments` builds the command line from it (so
 `dicehall serve --help` lists every flag with its variable and default), `Config.load`
 reads the environment and the flags (a flag wins), and `markdown_table` writes the table
-of docs/operations.md (a test keeps the two equal: `python -m server.settings` prints it).
+of docs/operations.md (a test keeps the two equal: `python -m dicehall.server.settings` prints it).
 Nothing here imports the server's dependencies, so the CLI can describe `serve` (and say
 which extra is missing) on an install without them.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.limits import Limits
+from dicehall.protocol.limits import Limits
 
 
 def setting(

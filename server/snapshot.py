@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.messages.common import SeatAction
+from dicehall.protocol.messages.common import SeatAction
 
 from .seat import Seat, Status
 

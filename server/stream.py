@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from protocol.messages.server import GameOver
+from dicehall.protocol.messages.server import GameOver
 
 from .outgoing import Outgoing
 

@@ -9,7 +9,7 @@ back-off), and says what happens on its stdout, whatever the log level.
 Sockets: for each start of a worker the supervisor binds two, `--port` with SO_REUSEPORT
 (every worker has a socket of its own on that port, and the kernel spreads new
 connections over them) and the worker's own port (which it advertises, so that seats
-follow their rooms there), and hands them over (`pass_fds`) to `python -m server.workers`,
+follow their rooms there), and hands them over (`pass_fds`) to `python -m dicehall.server.workers`,
 which gives them to uvicorn (`Server.run(sockets=...)`). Binding them here says a port in
 use once, before any worker starts. The supervisor closes its copies at once: a worker's
 sockets close with it, so while it is down or draining the kernel sends new connections
@@ -250,7 +250,12 @@ class Supervisor:
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
-                *("-m", "server.workers", "worker", str(worker)),  # (the arguments: for `ps`)
+                *(
+                    "-m",
+                    "dicehall.server.workers",
+                    "worker",
+                    str(worker),
+                ),  # (the arguments: for `ps`)
                 stdin=asyncio.subprocess.PIPE,
                 pass_fds=fds,
                 start_new_session=True,
@@ -313,7 +318,7 @@ def _drain_when_orphaned(fd: int) -> None:
 
 
 def worker_main() -> int:
-    """`python -m server.workers`, as the supervisor starts it: serve on the inherited
+    """`python -m dicehall.server.workers`, as the supervisor starts it: serve on the inherited
     sockets with the settings read from stdin."""
     line = _read_line(0)
     if not line:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from protocol.codec import Frame
+from dicehall.protocol.codec import Frame
 
 if TYPE_CHECKING:
     from .peer import Peer

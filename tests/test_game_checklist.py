@@ -14,10 +14,10 @@ from random import Random
 import msgspec
 import pytest
 
-from protocol.messages.common import Action
-from rules import JSON, State, all_games, get_game
-from rules.bots import get_bot
-from rules.play import play_out, random_chooser
+from dicehall.protocol.messages.common import Action
+from dicehall.rules import JSON, State, all_games, get_game
+from dicehall.rules.bots import get_bot
+from dicehall.rules.play import play_out, random_chooser
 from tests.support.servers import ROOT
 
 GAMES = [g.name for g in all_games()]

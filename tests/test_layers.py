@@ -28,15 +28,22 @@ STARTS_THE_SERVER = {"clients/cli.py"}
 """`dicehall serve` lives in the one command line; it imports the server when it runs."""
 
 
-def imports(path: Path) -> set[str]:
-    """The top-level names of every module `path` imports (relative imports: its own)."""
+def imported(path: Path) -> set[str]:
+    """The full names of every module `path` imports (relative imports: its own)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
+            names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def imports(path: Path) -> set[str]:
+    """What `path` imports, by top-level name; dicehall's modules by their layer
+    (`dicehall.server.room` is "server")."""
+    parts = [name.split(".") for name in imported(path)]
+    return {p[1] if p[0] == "dicehall" and len(p) > 1 else p[0] for p in parts}
 
 
 def modules(package: str) -> list[Path]:
@@ -67,5 +74,21 @@ def test_the_rules_do_no_io() -> None:
 
 def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import asyncio\nfrom server.room import RoomCore\nfrom . import x\n")
+    bad.write_text("import asyncio\nfrom dicehall.server.room import RoomCore\nfrom . import x\n")
     assert imports(bad) == {"asyncio", "server"}
+
+
+def test_the_project_is_imported_by_its_one_package_name() -> None:
+    """The four folders install as dicehall.rules, dicehall.protocol, dicehall.server and
+    dicehall.clients: imported by their bare names they would work in this tree only (and
+    a bot author's own server.py or rules/ would shadow them)."""
+    tracked = sorted(ROOT.glob("*.py")) + [
+        path for top in (*PACKAGES, "tests", "bench") for path in (ROOT / top).rglob("*.py")
+    ]
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in tracked
+        for name in sorted(imported(path))
+        if name.split(".")[0] in PACKAGES
+    ]
+    assert not wrong, "\n".join(wrong)

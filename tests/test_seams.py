@@ -161,7 +161,7 @@ def test_the_line_is_the_violations(tmp_path: Path) -> None:
         "signals = (\n    server._captured_signals  # seam: why\n)\n",
         "from __future__ import annotations\n",
         "from . import _sibling\nfrom .._parent import thing\n",
-        "from tests.support._local import helper\nimport server._internal\n",
+        "from tests.support._local import helper\nimport dicehall.server._internal\n",
         "from typing import NamedTuple\n",
         "text = 'gen.gi_yieldfrom and send.__self__ in a string'\n",
         "color = Color.RED._value_\n",

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import msgspec
 from websockets.speedups import apply_mask
 
-from protocol.wsframes import (
+from dicehall.protocol.wsframes import (
     BINARY,
     CLOSE,
     CONTINUATION,

@@ -16,9 +16,9 @@ from typing import Any
 
 import msgspec
 
-from protocol.messages.common import RoomInfo
-from protocol.messages.results import RoomsResult
-from rules import get_game
+from dicehall.protocol.messages.common import RoomInfo
+from dicehall.protocol.messages.results import RoomsResult
+from dicehall.rules import get_game
 
 from ..commands import Command, R
 from ..hub import Hub

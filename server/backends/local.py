@@ -6,7 +6,7 @@ Both backends keep their rooms' actors by id and count the same things about the
 
 from __future__ import annotations
 
-from protocol.errors import NoSuchRoomError
+from dicehall.protocol.errors import NoSuchRoomError
 
 from ..actor import RoomActor, Tally
 from ..room import RoomCore

@@ -12,9 +12,9 @@ from typing import Any
 
 import msgspec
 
-from protocol.errors import NoSuchRoomError
-from protocol.messages.common import RoomInfo
-from protocol.messages.results import RoomsResult
+from dicehall.protocol.errors import NoSuchRoomError
+from dicehall.protocol.messages.common import RoomInfo
+from dicehall.protocol.messages.results import RoomsResult
 
 from ..actor import BotSpawner, RoomActor
 from ..commands import Command, R

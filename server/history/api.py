@@ -2,7 +2,7 @@
 endpoints in server/app.py only parse the request and send these as JSON).
 
 Every answer is a msgspec Struct, so its JSON Schema is generated from the same classes
-(`python -m server.history.api` writes docs/history/api.schema.json; a test keeps the two
+(`python -m dicehall.server.history.api` writes docs/history/api.schema.json; a test keeps the two
 equal). Paging: a player's games by a `before` cursor (the last game's `next`, stable
 while games are added), a leaderboard by `offset`. Every parameter is parsed once, by
 server/params.py (a bad one is a 400).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from rules import all_games
+from dicehall.rules import all_games
 
 from ..params import GAME_ID, PLAYER_ID, Params, cursor, identifier, number
 from .replays import NoReplay, ReplaysBusy, ReplayStep

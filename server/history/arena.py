@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from rules import get_game
+from dicehall.rules import get_game
 
 from ..identity import house_player
 from .paths import default_db

@@ -31,8 +31,8 @@ from typing import Any
 
 import msgspec
 
-from rules.errors import RulesError
-from rules.records import replay
+from dicehall.rules.errors import RulesError
+from dicehall.rules.records import replay
 
 CACHE = 256
 """Replay steps kept (a 2-seat Yamb step is about 10 KB: a few megabytes at most)."""

@@ -29,7 +29,7 @@ from .replays import Replays
 from .store import HistoryStore
 
 if TYPE_CHECKING:
-    from server.room import RoomCore
+    from dicehall.server.room import RoomCore
 
 log = logging.getLogger("dicehall.history")
 
@@ -109,7 +109,7 @@ class HistoryService(Collector):
             started = time.monotonic()
             self._proc = await asyncio.create_subprocess_exec(
                 sys.executable,
-                *("-m", "server.history.writer", "--db", self.db),
+                *("-m", "dicehall.server.history.writer", "--db", self.db),
                 *("--outbox", str(self.outbox.folder), "--sweep", str(self.sweep)),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -1,5 +1,5 @@
 """The history writer: a process of its own that moves finished games from the outbox into
-the database (`python -m server.history.writer --db URL --outbox DIR`, started and watched
+the database (`python -m dicehall.server.history.writer --db URL --outbox DIR`, started and watched
 by the server: service.py).
 
 Why a process: a save is a transaction of several statements and a rating update, about
@@ -159,7 +159,7 @@ async def run(db: str, outbox: Path, sweep: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.history.writer")
+    parser = argparse.ArgumentParser(prog="python -m dicehall.server.history.writer")
     parser.add_argument("--db", required=True)
     parser.add_argument("--outbox", required=True, type=Path)
     parser.add_argument("--sweep", type=float, default=5.0)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from protocol.wsframes import (
+from dicehall.protocol.wsframes import (
     BINARY,
     CONTINUATION,
     FIN,

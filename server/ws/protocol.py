@@ -32,7 +32,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from protocol.wsframes import PING, pack_header
+from dicehall.protocol.wsframes import PING, pack_header
 
 from . import CLOSE_TIMEOUT, SOCKET_EXTENSION
 from .asgi import AppRunner, scope_for

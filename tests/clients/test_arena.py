@@ -9,11 +9,18 @@ from typing import Any
 
 import pytest
 
-from clients.arena import ArenaConfig, ArenaError, format_table, lineup, play_game, run_arena
-from rules.base import JSON
-from rules.bots import Bot
-from rules.bots import base as bots_base
-from server.history.store import HistoryStore
+from dicehall.clients.arena import (
+    ArenaConfig,
+    ArenaError,
+    format_table,
+    lineup,
+    play_game,
+    run_arena,
+)
+from dicehall.rules.base import JSON
+from dicehall.rules.bots import Bot
+from dicehall.rules.bots import base as bots_base
+from dicehall.server.history.store import HistoryStore
 from tests.support.cli import dicehall
 from tests.support.servers import ROOT
 
@@ -31,7 +38,7 @@ def outcome(report: dict[str, Any]) -> dict[str, Any]:
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "clients.cli", "arena", *args],
+        [sys.executable, "-m", "dicehall.clients.cli", "arena", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

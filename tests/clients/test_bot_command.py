@@ -9,8 +9,8 @@ import subprocess
 import sys
 from typing import Any
 
-from clients.client import Client
-from rules.records import replay
+from dicehall.clients.client import Client
+from dicehall.rules.records import replay
 from tests.support.servers import ServerProcess, free_port, run_async
 from tests.support.servers import dicehall_bot as bot
 
@@ -76,7 +76,7 @@ async def test_bot_takes_the_open_seats_of_an_existing_room(server: ServerProces
     async with Client(server.ws, name="host") as host:
         info = await host.create("qwinto", 2, turn_window=5, public=False, autostart=True)
         assert await host.add_bots(info.room, count=1) == [0]
-        command = [sys.executable, "-m", "clients.cli", "bot", "--url", server.ws]
+        command = [sys.executable, "-m", "dicehall.clients.cli", "bot", "--url", server.ws]
         command += ["--game", "qwinto", "--room", info.room]
         code, out, err = await run_async(command, timeout=120)
     assert code == 0, err.decode()
@@ -93,7 +93,16 @@ async def test_with_a_key_every_seat_plays_as_that_player(server: ServerProcess)
     async with Client(server.ws, name="owner") as owner:
         player = owner.player
     assert player is not None
-    command = [sys.executable, "-m", "clients.cli", "bot", "--url", server.ws, "--game", "qwixx"]
+    command = [
+        sys.executable,
+        "-m",
+        "dicehall.clients.cli",
+        "bot",
+        "--url",
+        server.ws,
+        "--game",
+        "qwixx",
+    ]
     (code, out, err), (plain_code, plain, _) = await asyncio.gather(
         run_async([*command, "--key", player.key], timeout=120), run_async(command, timeout=120)
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from clients.botrunner import SeatBot
-from clients.client import Client
-from protocol import errors
-from protocol.messages.results import ActResult
-from protocol.messages.server import RoomMessage, Snapshot
+from dicehall.clients.botrunner import SeatBot
+from dicehall.clients.client import Client
+from dicehall.protocol import errors
+from dicehall.protocol.messages.results import ActResult
+from dicehall.protocol.messages.server import RoomMessage, Snapshot
 from tests.support.servers import ServerProcess
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from clients.client import (
+from dicehall.clients.client import (
     Client,
     ConnectError,
     ConnectionLost,
@@ -18,9 +18,9 @@ from clients.client import (
     RoomLost,
     http_url,
 )
-from clients.terminal import Terminal
-from protocol import errors
-from protocol.messages.server import (
+from dicehall.clients.terminal import Terminal
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,

@@ -9,8 +9,8 @@ import json
 
 import msgspec
 
-from clients.client import Client
-from protocol.limits import ReaderLimits
+from dicehall.clients.client import Client
+from dicehall.protocol.limits import ReaderLimits
 from tests.support.servers import ServerProcess
 
 FRAME = 48 * 1024

@@ -7,7 +7,7 @@ import re
 import typing
 from pathlib import Path
 
-from clients.client import Client
+from dicehall.clients.client import Client
 
 DOC = Path(__file__).parents[2] / "docs" / "clients.md"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.client import Client
+from dicehall.clients.client import Client
 from tests.support.servers import ROOT, run_async, running_server
 
 JS = ROOT / "clients" / "js"

@@ -36,7 +36,7 @@ def loadtest(tmp: Path, *args: str, timeout: float = 120) -> tuple[dict[str, Any
     """Run `dicehall loadtest ARGS --out tmp/report.json`; its report, stdout and stderr."""
     out = tmp / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "loadtest", *args, "--out", str(out)],
+        [sys.executable, "-m", "dicehall.clients.cli", "loadtest", *args, "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

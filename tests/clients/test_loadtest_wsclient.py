@@ -8,8 +8,17 @@ import hashlib
 
 import pytest
 
-from clients.loadtest.client import HandshakeError, WsClient
-from protocol.wsframes import BINARY, CLOSE, CONTINUATION, FIN, PING, PONG, TEXT, parse_header
+from dicehall.clients.loadtest.client import HandshakeError, WsClient
+from dicehall.protocol.wsframes import (
+    BINARY,
+    CLOSE,
+    CONTINUATION,
+    FIN,
+    PING,
+    PONG,
+    TEXT,
+    parse_header,
+)
 
 SUBPROTOCOL = "dicehall.v1.json"
 

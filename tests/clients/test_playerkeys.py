@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clients.client import Client
-from clients.playerkeys import PlayerKeyStore, origin
-from protocol import errors
+from dicehall.clients.client import Client
+from dicehall.clients.playerkeys import PlayerKeyStore, origin
+from dicehall.protocol import errors
 from tests.support.servers import ServerProcess
 from tests.support.wait import eventually
 

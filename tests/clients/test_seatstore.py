@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clients import seatstore
-from clients.seatstore import SeatStore
+from dicehall.clients import seatstore
+from dicehall.clients.seatstore import SeatStore
 
 
 def test_tokens_are_kept_per_server_and_room_for_the_user_only(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clients.client import Client
+from dicehall.clients.client import Client
 from tests.support.proxy import faulty_proxy
 from tests.support.servers import ROOT, ServerProcess
 
@@ -36,7 +36,7 @@ class Terminal:
         self.master, slave = pty.openpty()
         self.state = state or Path(tempfile.mkdtemp(prefix="dicehall-state-"))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "clients.cli", *args],
+            [sys.executable, "-m", "dicehall.clients.cli", *args],
             cwd=ROOT,
             env={**os.environ, "XDG_STATE_HOME": str(self.state)},
             stdin=slave,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from clients.terminal_console import CLEAR_LINE, Console
-from clients.terminal_moves import Numbering, describe, hint, parse
-from clients.terminal_view import (
+from dicehall.clients.terminal_console import CLEAR_LINE, Console
+from dicehall.clients.terminal_moves import Numbering, describe, hint, parse
+from dicehall.clients.terminal_view import (
     dice_line,
     event_text,
     legend,
@@ -19,10 +19,10 @@ from clients.terminal_view import (
     status_line,
     with_box_numbers,
 )
-from rules import get_game
-from rules.qwinto.sheet import BLOCKED, render
-from rules.qwixx.sheet import COLOURS as QWIXX_ROWS
-from rules.yamb.table import COLUMNS, ROWS
+from dicehall.rules import get_game
+from dicehall.rules.qwinto.sheet import BLOCKED, render
+from dicehall.rules.qwixx.sheet import COLOURS as QWIXX_ROWS
+from dicehall.rules.yamb.table import COLUMNS, ROWS
 
 QWINTO_ROWS = ("red", "yellow", "blue")
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.limits import MAX_NAME
-from protocol.names import display_name_problem, hidden_character, house_bot_name
+from dicehall.protocol.limits import MAX_NAME
+from dicehall.protocol.names import display_name_problem, hidden_character, house_bot_name
 from tests.support.servers import ROOT
 
 SCRIPT = """

@@ -8,7 +8,7 @@ import random
 import time
 from typing import Any
 
-from server.history.store import HistoryStore
+from dicehall.server.history.store import HistoryStore
 from tests.support.servers import ServerProcess
 
 from .wire import RawClient, is_over

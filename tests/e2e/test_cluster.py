@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from protocol import errors
-from server.backends.redis.keys import (
+from dicehall.protocol import errors
+from dicehall.server.backends.redis.keys import (
     command_channel,
     event_channel,
     lease_key,

@@ -3,7 +3,7 @@ them under `make test-compiled`, none in the work tree (tests/server/test_compil
 
 from __future__ import annotations
 
-from server.compiled import MODULES
+from dicehall.server.compiled import MODULES
 from tests.server.test_compiled import EXPECT_COMPILED
 from tests.support.servers import ServerProcess
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.backends.redis.keys import process_key
+from dicehall.server.backends.redis.keys import process_key
 from tests.support.redis import (
     Player,
     RedisServer,

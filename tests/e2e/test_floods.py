@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from protocol.wsframes import parse_header
+from dicehall.protocol.wsframes import parse_header
 from tests.support.frames import StreamClient, client_frame
 from tests.support.servers import ServerProcess, running_server
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from server.history.store import HistoryStore
+from dicehall.server.history.store import HistoryStore
 from tests.e2e.helpers import bot_game, hello_player, metrics, new_room, stored, waiting
 from tests.e2e.wire import RawClient, is_over
 from tests.support.postgres import running_postgres

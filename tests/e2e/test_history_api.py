@@ -92,9 +92,12 @@ def played(
 
 def test_the_published_schema_is_the_codes() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "server.history.api"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "dicehall.server.history.api"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    assert json.loads(done.stdout) == SCHEMA, "run: python -m server.history.api > " + str(
+    assert json.loads(done.stdout) == SCHEMA, "run: python -m dicehall.server.history.api > " + str(
         SCHEMA_FILE.relative_to(ROOT)
     )
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from server.backends.redis.keys import (
+from dicehall.server.backends.redis.keys import (
     HISTORY_WAITING,
     RECORD_TTL,
     SECRET,

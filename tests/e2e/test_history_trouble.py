@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import make_url
 
-from server.history.store import HistoryError, HistoryStore
-from server.history.writer import save_deadline
+from dicehall.server.history.store import HistoryError, HistoryStore
+from dicehall.server.history.writer import save_deadline
 from tests.e2e.helpers import bot_game, metrics, stored, waiting
 from tests.support.postgres import PostgresServer
 from tests.support.proxy import FaultyProxy, faulty_proxy

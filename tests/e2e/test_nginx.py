@@ -41,12 +41,12 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
-from clients.botrunner import SeatBot
-from clients.client import Client, RoomLost
-from protocol import errors
-from protocol.messages.server import GameOver
-from rules.bots import get_bot
-from rules.records import replay
+from dicehall.clients.botrunner import SeatBot
+from dicehall.clients.client import Client, RoomLost
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import GameOver
+from dicehall.rules.bots import get_bot
+from dicehall.rules.records import replay
 from tests.support.dockerfile import dockerfile_steps
 from tests.support.redis import (
     Player,
@@ -373,7 +373,7 @@ def test_a_bot_game_through_nginx_spreads_its_seats_over_both_processes(
     before = [sent(s) for s in stack.servers]
     bot = ["bot", "--url", stack.nginx.ws, "--game", "qwixx", "--seats", "4"]
     done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", *bot],
+        [sys.executable, "-m", "dicehall.clients.cli", *bot],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -17,12 +17,13 @@ import sys
 import sysconfig
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from server.compiled import MODULES
+from dicehall.server.compiled import MODULES
 from tests.server.test_compiled import EXPECT_COMPILED
 from tests.support.dockerfile import dockerfile_steps
 from tests.support.servers import ROOT, running_server
@@ -102,9 +103,8 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
     wheel: Path, constraints: Path, outside: Path
 ) -> None:
     bin_ = fresh_venv(outside / "server-venv", f"{wheel}[server]", constraints)
-    where = run(
-        bin_ / "python", "-c", "import server, clients; print(server.__file__)", cwd=outside
-    )
+    script = "import dicehall.server, dicehall.clients; print(dicehall.server.__file__)"
+    where = run(bin_ / "python", "-c", script, cwd=outside)
     assert "site-packages" in where.stdout, where.stdout + where.stderr
     with running_server(command=[str(bin_ / "dicehall")], cwd=outside) as server:
         with urllib.request.urlopen(server.http + "/", timeout=5) as page:
@@ -121,6 +121,23 @@ def test_the_server_extra_serves_the_web_client_and_a_bot_game(
             assert time.monotonic() < deadline, server.get("/readyz")[1]
             time.sleep(0.1)  # (polling /metrics: nothing announces a save)
         assert server.terminate() == 0
+
+
+def test_the_wheel_installs_one_top_level_package(
+    wheel: Path, constraints: Path, outside: Path
+) -> None:
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"dicehall"}
+    # A bot author's folder with a server.py, a rules/ and a protocol.py of their own:
+    # the installed package is still what `import dicehall...` finds.
+    bin_ = fresh_venv(outside / "author-venv", str(wheel), constraints)
+    folder = outside / "my-bot"
+    (folder / "rules").mkdir(parents=True)
+    for own in ("server.py", "protocol.py", "clients.py", "rules/__init__.py"):
+        (folder / own).write_text("raise SystemExit('the author\\'s own module was imported')\n")
+    script = "from dicehall.clients.client import Client; import dicehall.rules.qwixx; print('ok')"
+    done = run(bin_ / "python", "-c", script, cwd=folder)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
 
 
 def test_the_core_install_plays_bots_and_names_the_extras_it_lacks(

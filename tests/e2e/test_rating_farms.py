@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from server.history.ratings import NEW
-from server.history.store import HistoryStore
+from dicehall.server.history.ratings import NEW
+from dicehall.server.history.store import HistoryStore
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually
 

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from clients.client import Client
-from protocol import errors
+from dicehall.clients.client import Client
+from dicehall.protocol import errors
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import (
     Player,

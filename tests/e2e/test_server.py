@@ -21,7 +21,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from rules.records import replay
+from dicehall.rules.records import replay
 from tests.support.servers import ServerProcess
 
 from .helpers import metrics, new_room

@@ -19,7 +19,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
-from server.ws import socket_of
+from dicehall.server.ws import socket_of
 from tests.support.frames import StreamClient, client_frame
 from tests.support.servers import running_server
 

@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from clients.client import Client
-from rules.records import replay
+from dicehall.clients.client import Client
+from dicehall.rules.records import replay
 from tests.support.redis import RedisServer
 from tests.support.servers import ServerProcess, running_server
 

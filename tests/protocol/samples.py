@@ -6,7 +6,7 @@ import hashlib
 
 import msgspec
 
-from protocol import (
+from dicehall.protocol import (
     Act,
     Action,
     Actor,
@@ -59,7 +59,7 @@ from protocol import (
     Window,
     WindowClosed,
 )
-from protocol.messages.results import Result
+from dicehall.protocol.messages.results import Result
 
 SEED = bytes(range(32))
 COMMITMENT = hashlib.sha256(SEED).hexdigest()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import (
+from dicehall.protocol import (
     ClientConnection,
     Encoding,
     Event,
@@ -24,7 +24,7 @@ from protocol import (
     encode,
     errors,
 )
-from protocol.messages.server import ErrorMessage, Reply
+from dicehall.protocol.messages.server import ErrorMessage, Reply
 
 from .samples import ROOM
 

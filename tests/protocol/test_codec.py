@@ -9,7 +9,7 @@ import msgpack
 import msgspec
 import pytest
 
-from protocol import (
+from dicehall.protocol import (
     ClientMessageDecoder,
     Encoding,
     Limits,
@@ -18,9 +18,9 @@ from protocol import (
     encode,
     errors,
 )
-from protocol.messages import type_name
-from protocol.messages.client import CLIENT_MESSAGES
-from protocol.messages.server import SERVER_MESSAGES
+from dicehall.protocol.messages import type_name
+from dicehall.protocol.messages.client import CLIENT_MESSAGES
+from dicehall.protocol.messages.server import SERVER_MESSAGES
 
 from .samples import CLIENT, SERVER, builtins
 

@@ -19,7 +19,7 @@ import msgpack
 import msgspec
 import pytest
 
-from protocol import (
+from dicehall.protocol import (
     ClientConnection,
     ClientMessageDecoder,
     Encoding,
@@ -29,11 +29,18 @@ from protocol import (
     reference,
     schema,
 )
-from protocol.messages import type_name
-from protocol.messages.client import CLIENT_MESSAGES, Request
-from protocol.messages.results import RESULTS
-from protocol.messages.server import SERVER_MESSAGES, Event, GameOver, Reply, Window, WindowClosed
-from rules.registry import get_game
+from dicehall.protocol.messages import type_name
+from dicehall.protocol.messages.client import CLIENT_MESSAGES, Request
+from dicehall.protocol.messages.results import RESULTS
+from dicehall.protocol.messages.server import (
+    SERVER_MESSAGES,
+    Event,
+    GameOver,
+    Reply,
+    Window,
+    WindowClosed,
+)
+from dicehall.rules.registry import get_game
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
@@ -97,7 +104,9 @@ def check_result(request: Request, reply: Reply) -> None:
 
 
 def test_schemas_are_up_to_date() -> None:
-    assert schema.differences(SCHEMAS) == [], "run: python -m protocol.schema --write docs/protocol"
+    assert schema.differences(SCHEMAS) == [], (
+        "run: python -m dicehall.protocol.schema --write docs/protocol"
+    )
 
 
 def test_schema_check_command_agrees() -> None:
@@ -106,7 +115,7 @@ def test_schema_check_command_agrees() -> None:
 
 def test_tables_are_up_to_date() -> None:
     assert reference.render(TEXT) == TEXT, (
-        "run: python -m protocol.reference --write docs/protocol.md"
+        "run: python -m dicehall.protocol.reference --write docs/protocol.md"
     )
 
 
@@ -116,7 +125,7 @@ def test_every_error_is_in_the_table() -> None:
 
 
 def protocol_errors() -> list[Any]:
-    from protocol.errors import catalogue
+    from dicehall.protocol.errors import catalogue
 
     return catalogue()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import CloseCode, Encoding, ErrorBody, encode, errors
-from protocol.close import MEANINGS
-from protocol.messages.server import ErrorMessage
+from dicehall.protocol import CloseCode, Encoding, ErrorBody, encode, errors
+from dicehall.protocol.close import MEANINGS
+from dicehall.protocol.messages.server import ErrorMessage
 
 GROUPS = {errors.WireError: 1, errors.LobbyError: 2, errors.GameError: 3, errors.ServerError: 4}
 

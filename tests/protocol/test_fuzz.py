@@ -18,7 +18,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import (
+from dicehall.protocol import (
     ClientMessageDecoder,
     Close,
     Encoding,
@@ -29,8 +29,8 @@ from protocol import (
     encode,
     errors,
 )
-from protocol.codec import CLIENT_TYPES, SERVER_TYPES
-from protocol.limits import MAX_REQUEST_ID
+from dicehall.protocol.codec import CLIENT_TYPES, SERVER_TYPES
+from dicehall.protocol.limits import MAX_REQUEST_ID
 
 from .samples import CLIENT, SERVER, builtins
 

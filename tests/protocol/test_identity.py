@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import (
+from dicehall.protocol import (
     ClientMessageDecoder,
     ConnectionState,
     Encoding,
@@ -23,8 +23,8 @@ from protocol import (
     ServerConnection,
     errors,
 )
-from protocol.features import IDENTITY, LEGAL_IN_WINDOW, LOBBY_PAGES, SERVER_FEATURES
-from protocol.limits import MAX_KEY
+from dicehall.protocol.features import IDENTITY, LEGAL_IN_WINDOW, LOBBY_PAGES, SERVER_FEATURES
+from dicehall.protocol.limits import MAX_KEY
 
 from .test_server_connection import error_of, send
 

@@ -13,7 +13,7 @@ import msgpack
 import msgspec
 import pytest
 
-from protocol import (
+from dicehall.protocol import (
     Act,
     Encoding,
     Hello,
@@ -25,7 +25,7 @@ from protocol import (
     ServerConnection,
     encode,
 )
-from protocol.messages import type_name
+from dicehall.protocol.messages import type_name
 
 from .samples import CLIENT, SERVER
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from protocol import ClientMessageDecoder, Encoding, errors
-from protocol.messages import client as requests
+from dicehall.protocol import ClientMessageDecoder, Encoding, errors
+from dicehall.protocol.messages import client as requests
 
 DECODERS = {e: ClientMessageDecoder(e) for e in (Encoding.JSON, Encoding.MSGPACK)}
 
@@ -156,7 +156,7 @@ def test_chat_keeps_what_writing_needs(text: str) -> None:
 
 
 def test_the_python_client_refuses_such_a_name_before_it_connects() -> None:
-    from clients.client import Client
+    from dicehall.clients.client import Client
 
     for name in ("strong-bot-1", "\u202eAda"):
         with pytest.raises(ValueError, match="name: "):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from protocol import (
+from dicehall.protocol import (
     Close,
     CloseCode,
     ConnectionState,
@@ -24,7 +24,7 @@ from protocol import (
     refusal_reason,
     select,
 )
-from protocol.close import MAX_REASON_BYTES, reason
+from dicehall.protocol.close import MAX_REASON_BYTES, reason
 
 
 def conn(**limits: Any) -> ServerConnection:
@@ -277,7 +277,7 @@ def test_subprotocol_negotiation() -> None:
 
 
 def test_welcome_decodes_as_a_welcome() -> None:
-    from protocol import ServerMessageDecoder
+    from dicehall.protocol import ServerMessageDecoder
 
     c = ServerConnection(Encoding.MSGPACK, now=0.0)
     message = ServerMessageDecoder(Encoding.MSGPACK).decode(c.welcome("dicehall/test"))

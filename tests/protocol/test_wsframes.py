@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
 
-from protocol.wsframes import (
+from dicehall.protocol.wsframes import (
     BINARY,
     CLOSE,
     CONTINUATION,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rules import InvalidOptions, UnknownGame, all_games, game_names, get_game
-from rules.base import Option
+from dicehall.rules import InvalidOptions, UnknownGame, all_games, game_names, get_game
+from dicehall.rules.base import Option
 
 
 def test_every_game_is_registered_by_name() -> None:
@@ -29,7 +29,7 @@ def test_options_resolve_defaults_then_preset_then_explicit() -> None:
         Option("count", 4, "a number", low=1, high=10),
         Option("mode", "a", "a choice", choices=("a", "b")),
     )
-    from rules.base import Game
+    from dicehall.rules.base import Game
 
     g = Game("t", "T", 1, 2, state_class=object, options=opts, presets={"p": {"count": 5}})  # type: ignore[arg-type]
     assert g.resolve_options() == {"fast": False, "count": 4, "mode": "a"}

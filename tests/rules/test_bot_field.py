@@ -16,7 +16,7 @@ from random import Random
 import pytest
 
 from bench.bot_field import Skipper, play_match
-from rules import get_game
+from dicehall.rules import get_game
 
 GAMES = 200
 ROOT = Path(__file__).resolve().parents[2]

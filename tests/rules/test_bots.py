@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from rules import InvalidOptions, get_game
-from rules.base import JSON, State
-from rules.bots import Bot, bot_names, get_bot
-from rules.bots import base as bots_base
-from rules.bots.qwirkle import Replies, best_points, unseen_tiles
-from rules.bots.qwixx import best_turn, table_for, value
-from rules.play import play_out
-from rules.qwirkle import score_placement
-from rules.qwirkle.board import tile_code
-from rules.qwirkle.moves import best_placement, placements
+from dicehall.rules import InvalidOptions, get_game
+from dicehall.rules.base import JSON, State
+from dicehall.rules.bots import Bot, bot_names, get_bot
+from dicehall.rules.bots import base as bots_base
+from dicehall.rules.bots.qwirkle import Replies, best_points, unseen_tiles
+from dicehall.rules.bots.qwixx import best_turn, table_for, value
+from dicehall.rules.play import play_out
+from dicehall.rules.qwirkle import score_placement
+from dicehall.rules.qwirkle.board import tile_code
+from dicehall.rules.qwirkle.moves import best_placement, placements
 
 KINDS = ("random", "greedy", "strong")
 CONFIGS: list[tuple[str, int, str | None]] = [

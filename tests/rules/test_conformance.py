@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules import IllegalAction, State, all_games, get_game
-from rules.base import JSON
+from dicehall.rules import IllegalAction, State, all_games, get_game
+from dicehall.rules.base import JSON
 
 GAMES = [g.name for g in all_games()]
 
@@ -254,7 +254,7 @@ def test_held_answers_do_not_change_other_views(name: str) -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_bad_options_and_seats_are_refused(name: str) -> None:
-    from rules import InvalidOptions
+    from dicehall.rules import InvalidOptions
 
     game = get_game(name)
     with pytest.raises(InvalidOptions):

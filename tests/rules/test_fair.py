@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from rules.fair import Draw, commitment, new_seed
+from dicehall.rules.fair import Draw, commitment, new_seed
 
 
 def reference_dice(seed: bytes, n: int, count: int) -> list[int]:

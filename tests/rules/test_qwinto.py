@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from rules import IllegalAction, InvalidState, get_game
-from rules.base import JSON
-from rules.qwinto import GAME
-from rules.qwinto.sheet import empty_sheet, render, rows_from_json, score, score_sheet
-from rules.qwinto.state import QwintoState
+from dicehall.rules import IllegalAction, InvalidState, get_game
+from dicehall.rules.base import JSON
+from dicehall.rules.qwinto import GAME
+from dicehall.rules.qwinto.sheet import empty_sheet, render, rows_from_json, score, score_sheet
+from dicehall.rules.qwinto.state import QwintoState
 from tests.support.sheets import QWINTO_28
 
 EMPTY = """\

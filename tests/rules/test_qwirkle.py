@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from rules.base import JSON
-from rules.errors import IllegalAction, InvalidState
-from rules.fair import Draw
-from rules.qwirkle import (
+from dicehall.rules.base import JSON
+from dicehall.rules.errors import IllegalAction, InvalidState
+from dicehall.rules.fair import Draw
+from dicehall.rules.qwirkle import (
     GAME,
     Board,
     QwirkleState,
@@ -34,8 +34,8 @@ from rules.qwirkle import (
     render_hand,
     score_placement,
 )
-from rules.qwirkle.board import COLOR_LETTERS, SHAPE_LETTERS, line_ok, tile_json, unpack
-from rules.qwirkle.moves import anchors
+from dicehall.rules.qwirkle.board import COLOR_LETTERS, SHAPE_LETTERS, line_ok, tile_json, unpack
+from dicehall.rules.qwirkle.moves import anchors
 
 SEED = b"q" * 32
 
@@ -854,8 +854,8 @@ def test_random_playouts_conserve_tiles_and_round_trip() -> None:
 
 
 def test_a_record_lists_every_draw_and_replays() -> None:
-    from rules.play import play_out, random_chooser
-    from rules.records import new_record, replay
+    from dicehall.rules.play import play_out, random_chooser
+    from dicehall.rules.records import new_record, replay
 
     state = GAME.new_state(2, seed=SEED)
     log: list[JSON] = []

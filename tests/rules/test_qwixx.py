@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from rules import IllegalAction, InvalidOptions, InvalidState, get_game
-from rules.base import JSON
-from rules.fair import Draw
-from rules.qwixx import GAME, QwixxState, score_sheet
-from rules.qwixx.sheet import TRIANGLE
+from dicehall.rules import IllegalAction, InvalidOptions, InvalidState, get_game
+from dicehall.rules.base import JSON
+from dicehall.rules.fair import Draw
+from dicehall.rules.qwixx import GAME, QwixxState, score_sheet
+from dicehall.rules.qwixx.sheet import TRIANGLE
 from tests.support.sheets import QWIXX_26
 
 SEED = bytes(range(32))

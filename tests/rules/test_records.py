@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from rules import RecordError, all_games, get_game
-from rules.base import JSON
-from rules.play import play_out, random_chooser
-from rules.records import FORMAT, new_record, replay
+from dicehall.rules import RecordError, all_games, get_game
+from dicehall.rules.base import JSON
+from dicehall.rules.play import play_out, random_chooser
+from dicehall.rules.records import FORMAT, new_record, replay
 
 GAMES = [g.name for g in all_games()]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rules import InvalidState, get_game
-from rules.qwixx import score_sheet
+from dicehall.rules import InvalidState, get_game
+from dicehall.rules.qwixx import score_sheet
 
 WORKED: dict[str, Any] = {
     "name": "Jane Doe",

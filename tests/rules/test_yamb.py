@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from rules import IllegalAction, InvalidOptions, InvalidState
-from rules.base import JSON
-from rules.yamb import GAME, YambState, score_sheet
-from rules.yamb.table import (
+from dicehall.rules import IllegalAction, InvalidOptions, InvalidState
+from dicehall.rules.base import JSON
+from dicehall.rules.yamb import GAME, YambState, score_sheet
+from dicehall.rules.yamb.table import (
     COLUMN_INDEX,
     COLUMNS,
     EMPTY,
@@ -818,7 +818,7 @@ def test_options_and_registration() -> None:
 
 
 def test_sample_chance_draws_only_the_rolled_dice_in_index_order() -> None:
-    from rules.fair import Draw
+    from dicehall.rules.fair import Draw
 
     state = new()
     state.apply_action(0, {"type": "roll", "hold": []})

@@ -11,9 +11,9 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from server.app import create_app, websocket
-from server.process import Server
-from server.settings import Config
+from dicehall.server.app import create_app, websocket
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 
 
 async def _refused(server: Server, offer: list[str]) -> list[dict[str, Any]]:

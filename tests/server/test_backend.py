@@ -14,10 +14,10 @@ import zlib
 import msgspec
 import pytest
 
-from protocol import errors
-from protocol.messages import client as requests
-from server.backends import MemoryBackend, RoomSpec, base
-from server.commands import (
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.server.backends import MemoryBackend, RoomSpec, base
+from dicehall.server.commands import (
     ActCmd,
     JoinCmd,
     LeaveCmd,
@@ -27,9 +27,9 @@ from server.commands import (
     SyncCmd,
     WatchCmd,
 )
-from server.hub import Hub
-from server.process import Server
-from server.settings import Config
+from dicehall.server.hub import Hub
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 
 from .test_session import Member, create, hello
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from protocol import errors
-from protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
-from rules.records import replay
-from server.backends import RoomSpec
-from server.backends.base import Backend
-from server.commands import ActCmd, JoinCmd, LegalCmd, StartCmd, SyncCmd
-from server.outgoing import Outgoing
-from server.process import Server
-from server.settings import Config
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import GameOver, RoomMessage, Snapshot, Window
+from dicehall.rules.records import replay
+from dicehall.server.backends import RoomSpec
+from dicehall.server.backends.base import Backend
+from dicehall.server.commands import ActCmd, JoinCmd, LegalCmd, StartCmd, SyncCmd
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 from tests.support.redis import RedisServer
 from tests.support.wait import eventually
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from protocol import errors
-from protocol.messages import client as requests
-from server.bounds import address_key
-from server.process import Server
-from server.settings import Config
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.server.bounds import address_key
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 from tests.support.redis import RedisServer
 from tests.support.wait import eventually
 

@@ -10,7 +10,7 @@ import random
 import pytest
 from redis.asyncio import RedisCluster
 
-from server.cancelling import cancel_and_wait
+from dicehall.server.cancelling import cancel_and_wait
 from tests.support.redis import running_cluster
 
 

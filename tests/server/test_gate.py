@@ -3,7 +3,7 @@ driven for real in tests/e2e/test_slowloris.py)."""
 
 from __future__ import annotations
 
-from server.gate import Gate
+from dicehall.server.gate import Gate
 
 
 def test_the_bound_per_address_leaves_other_addresses_and_loopback_in() -> None:

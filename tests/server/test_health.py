@@ -10,8 +10,8 @@ from typing import cast
 import pytest
 from redis.exceptions import ConnectionError
 
-from server.backends.redis.health import Health
-from server.backends.redis.link import Link
+from dicehall.server.backends.redis.health import Health
+from dicehall.server.backends.redis.link import Link
 from tests.support.wait import eventually
 
 REPLY_TIMEOUT = 0.2

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import errors
-from protocol.messages import client as requests
-from protocol.messages.results import HelloResult
-from rules import get_game
-from server.identity import Player, PlayerKeys, house_player
-from server.process import Server
-from server.room import RoomCore
-from server.tokens import TokenSigner
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.results import HelloResult
+from dicehall.rules import get_game
+from dicehall.server.identity import Player, PlayerKeys, house_player
+from dicehall.server.process import Server
+from dicehall.server.room import RoomCore
+from dicehall.server.tokens import TokenSigner
 from tests.support.redis import RedisServer
 from tests.support.wait import eventually
 

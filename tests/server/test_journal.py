@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from protocol.errors import ProtocolError
-from rules import all_games, get_game
-from server import journal, snapshot
-from server.commands import (
+from dicehall.protocol.errors import ProtocolError
+from dicehall.rules import all_games, get_game
+from dicehall.server import journal, snapshot
+from dicehall.server.commands import (
     ActCmd,
     AddBotsCmd,
     ChatCmd,
@@ -31,9 +31,9 @@ from server.commands import (
     TokenCmd,
     WatchCmd,
 )
-from server.execute import execute
-from server.outgoing import Outgoing
-from server.room import RoomCore
+from dicehall.server.execute import execute
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.room import RoomCore
 
 
 def run(core: RoomCore, cmd: Command[Any], now: float, kept: list[journal.Entry]) -> list[Outgoing]:

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from redis.exceptions import RedisError
 
-from server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
-from server.backends.redis.link import ClusterLink, Link, StandaloneLink, Unheard
-from server.backends.redis.resp import Script
+from dicehall.server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
+from dicehall.server.backends.redis.link import ClusterLink, Link, StandaloneLink, Unheard
+from dicehall.server.backends.redis.resp import Script
 from tests.support.redis import (
     RedisClusterNodes,
     RedisServer,

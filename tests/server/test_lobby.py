@@ -8,13 +8,13 @@ import json
 import msgspec
 import pytest
 
-from protocol import errors
-from protocol.features import LOBBY_PAGES
-from protocol.limits import MAX_CURSOR, MAX_ROOMS_PAGE, MAX_SEATS, ReaderLimits
-from protocol.messages import client as requests
-from protocol.messages.common import RoomInfo, SeatInfo
-from protocol.messages.results import RoomsResult
-from server.backends import RoomSpec
+from dicehall.protocol import errors
+from dicehall.protocol.features import LOBBY_PAGES
+from dicehall.protocol.limits import MAX_CURSOR, MAX_ROOMS_PAGE, MAX_SEATS, ReaderLimits
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.common import RoomInfo, SeatInfo
+from dicehall.protocol.messages.results import RoomsResult
+from dicehall.server.backends import RoomSpec
 
 from .test_bounds import running
 from .test_session import hello

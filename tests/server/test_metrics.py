@@ -12,11 +12,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 
-from server.app import create_app
-from server.app import metrics as metrics_endpoint
-from server.metrics import FANOUT_BUCKETS, LatencyHistogram, ServerMetrics
-from server.process import Server
-from server.settings import Config
+from dicehall.server.app import create_app
+from dicehall.server.app import metrics as metrics_endpoint
+from dicehall.server.metrics import FANOUT_BUCKETS, LatencyHistogram, ServerMetrics
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 
 DICEHALL = {
     "dicehall_connections": "gauge",

@@ -9,19 +9,27 @@ import random
 import time
 import tracemalloc
 
-from protocol import errors
-from protocol.messages.server import Chat, WindowClosed
-from protocol.subprotocols import Encoding
-from rules import get_game
-from server.actor import RoomActor
-from server.app import _read_socket
-from server.backends.base import RoomSpec
-from server.backends.memory import MemoryBackend
-from server.commands import ActCmd, ChatCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
-from server.hub import Hub
-from server.outgoing import MSGPACK_ENCODER, Outgoing
-from server.room import RoomCore
-from server.roomlog import (
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import Chat, WindowClosed
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.rules import get_game
+from dicehall.server.actor import RoomActor
+from dicehall.server.app import _read_socket
+from dicehall.server.backends.base import RoomSpec
+from dicehall.server.backends.memory import MemoryBackend
+from dicehall.server.commands import (
+    ActCmd,
+    ChatCmd,
+    JoinCmd,
+    LegalCmd,
+    PresenceCmd,
+    StartCmd,
+    SyncCmd,
+)
+from dicehall.server.hub import Hub
+from dicehall.server.outgoing import MSGPACK_ENCODER, Outgoing
+from dicehall.server.room import RoomCore
+from dicehall.server.roomlog import (
     _DICTIONARIES,
     LOG_BLOCK,
     MessageLog,

@@ -17,9 +17,9 @@ import msgspec
 import pytest
 import redis
 
-from protocol import errors
-from protocol.messages import client as requests
-from protocol.messages.server import (
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,
@@ -29,9 +29,9 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from server import snapshot
-from server.backends.redis import RedisBackend
-from server.backends.redis.keys import (
+from dicehall.server import snapshot
+from dicehall.server.backends.redis import RedisBackend
+from dicehall.server.backends.redis.keys import (
     HISTORY_WAITING,
     LOBBY,
     SECRET,
@@ -45,9 +45,9 @@ from server.backends.redis.keys import (
     reply_channel,
     snap_key,
 )
-from server.process import Server
-from server.room import RoomCore
-from server.settings import Config
+from dicehall.server.process import Server
+from dicehall.server.room import RoomCore
+from dicehall.server.settings import Config
 from tests.support.redis import (
     RedisServer,
     committed_log,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.backends.redis.backoff import FIRST, Backoff
+from dicehall.server.backends.redis.backoff import FIRST, Backoff
 
 
 def test_the_waits_double_up_to_the_ceiling_and_start_short_again() -> None:

@@ -23,14 +23,14 @@ import msgspec
 import pytest
 import redis
 
-from protocol import errors
-from protocol.messages import client as requests
-from protocol.messages.server import Chat
-from server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
-from server.backends.redis.packing import ANSWER, ENCODER, FORWARDED, Answer, Forwarded
-from server.commands import ChatCmd, Command, CommandType, LegalCmd
-from server.process import Server
-from server.settings import Config
+from dicehall.protocol import errors
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.server import Chat
+from dicehall.server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
+from dicehall.server.backends.redis.packing import ANSWER, ENCODER, FORWARDED, Answer, Forwarded
+from dicehall.server.commands import ChatCmd, Command, CommandType, LegalCmd
+from dicehall.server.process import Server
+from dicehall.server.settings import Config
 from tests.support.redis import (
     RedisServer,
     backend_connections,

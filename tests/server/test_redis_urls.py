@@ -11,8 +11,8 @@ import sys
 import pytest
 from redis.asyncio.connection import parse_url
 
-from server.backends.redis.urls import RedisUrl, RedisUrlError, Tls, parse_redis_url
-from server.settings import SettingError
+from dicehall.server.backends.redis.urls import RedisUrl, RedisUrlError, Tls, parse_redis_url
+from dicehall.server.settings import SettingError
 from tests.support.servers import ROOT
 from tests.support.tls import Certs
 
@@ -149,7 +149,7 @@ def test_dicehall_serve_says_what_is_wrong_in_one_line_without_the_password() ->
         (["--redis", "redis+sentinel://:hunter2@s1/svc", "--redis-cluster"], "--redis-cluster"),
     ]:
         done = subprocess.run(
-            [sys.executable, "-m", "clients.cli", "serve", "--port", "1", *args],
+            [sys.executable, "-m", "dicehall.clients.cli", "serve", "--port", "1", *args],
             cwd=ROOT,
             capture_output=True,
             text=True,

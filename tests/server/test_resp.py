@@ -10,8 +10,8 @@ import pytest
 import redis
 from redis.exceptions import ConnectionError, ResponseError
 
-from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespClient, Script
+from dicehall.server.backends.redis.pubsub import RespSubscriber
+from dicehall.server.backends.redis.resp import RespClient, Script
 from tests.support.proxy import FaultyProxy, faulty_proxy
 from tests.support.redis import RedisServer, free_redis_port
 from tests.support.wait import eventually

@@ -11,8 +11,8 @@ import socket
 import pytest
 from redis.exceptions import ConnectionError
 
-from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespClient
+from dicehall.server.backends.redis.pubsub import RespSubscriber
+from dicehall.server.backends.redis.resp import RespClient
 from tests.support.proxy import faulty_proxy
 from tests.support.redis import RedisServer, backend_connections
 from tests.support.tls import Certs

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from protocol import errors
-from protocol.messages.server import (
+from dicehall.protocol import errors
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,
@@ -24,11 +24,11 @@ from protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from protocol.subprotocols import Encoding
-from rules import get_game
-from rules.records import replay
-from server.outgoing import Outgoing
-from server.room import RoomCore
+from dicehall.protocol.subprotocols import Encoding
+from dicehall.rules import get_game
+from dicehall.rules.records import replay
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.room import RoomCore
 
 T0 = 1_767_225_600.0
 """A fixed 'now' (unix seconds)."""

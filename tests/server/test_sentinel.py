@@ -18,8 +18,8 @@ from functools import partial
 import pytest
 from redis.exceptions import ConnectionError, ResponseError
 
-from server.backends.redis.pubsub import RespSubscriber
-from server.backends.redis.resp import RespClient, Script
+from dicehall.server.backends.redis.pubsub import RespSubscriber
+from dicehall.server.backends.redis.resp import RespClient, Script
 from tests.support.proxy import faulty_proxy
 from tests.support.redis import (
     RedisServer,

@@ -17,11 +17,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from protocol import errors
-from protocol.features import LEGAL_IN_WINDOW
-from protocol.messages import client as requests
-from protocol.messages.common import Action
-from protocol.messages.server import (
+from dicehall.protocol import errors
+from dicehall.protocol.features import LEGAL_IN_WINDOW
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.common import Action
+from dicehall.protocol.messages.server import (
     Chat,
     Event,
     GameOver,
@@ -32,10 +32,10 @@ from protocol.messages.server import (
     Snapshot,
     Window,
 )
-from server.outgoing import Outgoing
-from server.process import Server
-from server.session import Session
-from server.settings import Config
+from dicehall.server.outgoing import Outgoing
+from dicehall.server.process import Server
+from dicehall.server.session import Session
+from dicehall.server.settings import Config
 
 
 @contextlib.asynccontextmanager

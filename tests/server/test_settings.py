@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.settings import Config, SettingError, add_arguments, markdown_table
+from dicehall.server.settings import Config, SettingError, add_arguments, markdown_table
 from tests.support.cli import dicehall
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +22,12 @@ def parser() -> argparse.ArgumentParser:
 
 def test_the_runbook_table_is_the_settings_table() -> None:
     runbook = (ROOT / "docs" / "operations.md").read_text()
-    start = runbook.index("<!-- settings table: python -m server.settings -->\n")
+    start = runbook.index("<!-- settings table: python -m dicehall.server.settings -->\n")
     end = runbook.index("<!-- end of settings table -->")
     documented = runbook[start:end].split("\n", 1)[1].strip()
-    assert documented == markdown_table(), "run `python -m server.settings` into the runbook"
+    assert documented == markdown_table(), (
+        "run `python -m dicehall.server.settings` into the runbook"
+    )
 
 
 def test_every_setting_has_help_and_every_flag_a_variable_but_the_secret_none() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from rules import all_games, get_game
-from server import snapshot
-from server.room import RoomCore
-from server.snapshot import SavedRoom
+from dicehall.rules import all_games, get_game
+from dicehall.server import snapshot
+from dicehall.server.room import RoomCore
+from dicehall.server.snapshot import SavedRoom
 
 
 def playing_room(game: str, seats: int, seed: bytes) -> RoomCore:

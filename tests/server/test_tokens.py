@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.tokens import SeatClaim, TokenSigner
+from dicehall.server.tokens import SeatClaim, TokenSigner
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 

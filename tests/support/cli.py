@@ -11,7 +11,7 @@ from tests.support.servers import ROOT
 def dicehall(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """`dicehall ARGS` from the repository's top, its output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "clients.cli", *args],
+        [sys.executable, "-m", "dicehall.clients.cli", *args],
         capture_output=True,
         text=True,
         input=stdin,

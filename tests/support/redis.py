@@ -26,15 +26,15 @@ import msgspec
 import redis
 from redis.exceptions import RedisError
 
-from clients.botrunner import JOIN_TIMEOUT, SeatBot
-from clients.client import Client
-from protocol.messages.server import GameOver, RoomMessage, Snapshot
-from server.backends.redis.connect import connect
-from server.backends.redis.keys import lease_key, log_key, snap_key
-from server.backends.redis.link import Link
-from server.backends.redis.packing import unpack_outgoing
-from server.backends.redis.urls import parse_redis_url
-from server.outgoing import Outgoing
+from dicehall.clients.botrunner import JOIN_TIMEOUT, SeatBot
+from dicehall.clients.client import Client
+from dicehall.protocol.messages.server import GameOver, RoomMessage, Snapshot
+from dicehall.server.backends.redis.connect import connect
+from dicehall.server.backends.redis.keys import lease_key, log_key, snap_key
+from dicehall.server.backends.redis.link import Link
+from dicehall.server.backends.redis.packing import unpack_outgoing
+from dicehall.server.backends.redis.urls import parse_redis_url
+from dicehall.server.outgoing import Outgoing
 from tests.support.servers import bindable
 from tests.support.tls import Certs
 

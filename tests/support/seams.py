@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-PROJECT_PACKAGES = frozenset({"rules", "protocol", "server", "clients", "tests", "bench"})
+PROJECT_PACKAGES = frozenset({"dicehall", "tests", "bench"})
 
 # Receivers whose private attributes are the current class's own, unless the project never
 # defines them (then they are a base class's from another package).

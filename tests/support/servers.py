@@ -92,7 +92,7 @@ class ServerProcess(Listener):
 def running_server(
     *args: str,
     env: dict[str, str] | None = None,
-    command: Sequence[str] = (sys.executable, "-m", "clients.cli"),
+    command: Sequence[str] = (sys.executable, "-m", "dicehall.clients.cli"),
     cwd: Path = ROOT,
     advertise: bool = False,
     port: int | None = None,
@@ -152,7 +152,7 @@ def dicehall_bot(*args: str) -> Iterator[subprocess.Popen[str]]:
     """`dicehall bot ARGS` as a user runs it, its output piped for the test to read
     (`communicate()`); killed if still running at the end, its pipes closed."""
     with subprocess.Popen(
-        [sys.executable, "-m", "clients.cli", "bot", *args],
+        [sys.executable, "-m", "dicehall.clients.cli", "bot", *args],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

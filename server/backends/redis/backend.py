@@ -27,9 +27,9 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
-from protocol import errors
-from protocol.messages.common import RoomInfo
-from protocol.messages.results import RoomsResult
+from dicehall.protocol import errors
+from dicehall.protocol.messages.common import RoomInfo
+from dicehall.protocol.messages.results import RoomsResult
 
 from ...actor import BotSpawner, Rider, RoomActor
 from ...cancelling import cancel_and_wait

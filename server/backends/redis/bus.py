@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
-from protocol import errors
+from dicehall.protocol import errors
 
 from ...actor import RoomActor
 from ...commands import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.subprotocols import Encoding
+from dicehall.protocol.subprotocols import Encoding
 
 from ...outgoing import Outgoing
 

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import msgspec
 from redis.exceptions import RedisError
 
-from protocol.messages.common import RoomInfo
+from dicehall.protocol.messages.common import RoomInfo
 
 from ...journal import Entry
 from ...journal import encode as encode_journal

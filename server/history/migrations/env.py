@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from server.history.schema import metadata
+from dicehall.server.history.schema import metadata
 
 context.configure(
     connection=context.config.attributes["connection"],

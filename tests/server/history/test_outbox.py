@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from server.history.outbox import SpoolOutbox
-from server.history.store import HistoryStore
-from server.history.writer import Writer
+from dicehall.server.history.outbox import SpoolOutbox
+from dicehall.server.history.store import HistoryStore
+from dicehall.server.history.writer import Writer
 from tests.server.history.test_store import finished
 from tests.support.postgres import PostgresServer
 

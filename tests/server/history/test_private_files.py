@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.history.outbox import SpoolOutbox
-from server.history.store import HistoryStore
+from dicehall.server.history.outbox import SpoolOutbox
+from dicehall.server.history.store import HistoryStore
 from tests.server.history.test_store import finished
 
 

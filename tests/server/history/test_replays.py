@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from rules import get_game
-from rules.play import play_out, random_chooser
-from rules.records import new_record
-from server.history.replays import NoReplay, Replays, ReplaysBusy, ReplayStep, compute
+from dicehall.rules import get_game
+from dicehall.rules.play import play_out, random_chooser
+from dicehall.rules.records import new_record
+from dicehall.server.history.replays import NoReplay, Replays, ReplaysBusy, ReplayStep, compute
 from tests.support.wait import eventually
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.history.service import HistoryService
+from dicehall.server.history.service import HistoryService
 from tests.server.history.test_store import finished
 from tests.support.postgres import PostgresServer
 from tests.support.wait import eventually

@@ -13,10 +13,16 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, text
 
-from server.history.migrate import SchemaTooNew, head
-from server.history.ratings import NEW, NEWCOMER_GAMES
-from server.history.schema import metadata
-from server.history.store import FinishedGame, HistoryError, HistoryStore, SeatResult, engine_url
+from dicehall.server.history.migrate import SchemaTooNew, head
+from dicehall.server.history.ratings import NEW, NEWCOMER_GAMES
+from dicehall.server.history.schema import metadata
+from dicehall.server.history.store import (
+    FinishedGame,
+    HistoryError,
+    HistoryStore,
+    SeatResult,
+    engine_url,
+)
 from tests.support.servers import ROOT
 
 
@@ -258,7 +264,7 @@ def test_dicehall_serve_refuses_a_bad_database_url_at_start_in_one_line() -> Non
         ("::", "Could not parse"),
     ]:
         done = subprocess.run(
-            [sys.executable, "-m", "clients.cli", "serve", "--port", "1", "--db", url],
+            [sys.executable, "-m", "dicehall.clients.cli", "serve", "--port", "1", "--db", url],
             cwd=ROOT,
             capture_output=True,
             text=True,

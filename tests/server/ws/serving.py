@@ -19,9 +19,9 @@ from typing import Any
 import uvicorn
 from websockets.asyncio.client import connect
 
-from server.ws import socket_of
-from server.ws.asgi import App
-from server.ws.protocol import WebSocketProtocol
+from dicehall.server.ws import socket_of
+from dicehall.server.ws.asgi import App
+from dicehall.server.ws.protocol import WebSocketProtocol
 from tests.support.frames import StreamClient
 from tests.support.servers import Listener, free_port
 from tests.support.wait import eventually

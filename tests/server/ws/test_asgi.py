@@ -15,9 +15,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Subprotocol
 
-from server.ws import SOCKET_EXTENSION
-from server.ws.asgi import Message, Receive, Send
-from server.ws.protocol import WebSocketProtocol
+from dicehall.server.ws import SOCKET_EXTENSION
+from dicehall.server.ws.asgi import Message, Receive, Send
+from dicehall.server.ws.protocol import WebSocketProtocol
 from tests.support.wait import eventually
 
 from .serving import NO_PROXY, UPGRADE, closed, protocol_of, raw_open, read_to_eof, serving

@@ -8,8 +8,8 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.wsframes import pack_header
-from server.ws.frames import FrameReader, frames, unmask
+from dicehall.protocol.wsframes import pack_header
+from dicehall.server.ws.frames import FrameReader, frames, unmask
 from tests.support.frames import client_frame
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA

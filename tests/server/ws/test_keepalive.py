@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.ws.keepalive import Keepalive
+from dicehall.server.ws.keepalive import Keepalive
 
 
 async def test_answered_pings_keep_going_and_an_unanswered_one_is_fatal() -> None:

@@ -18,10 +18,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from server.ws import CLOSE_TIMEOUT
-from server.ws.asgi import Message, Receive, Send
-from server.ws.frames import frame
-from server.ws.protocol import PAUSE_AT, WebSocketProtocol
+from dicehall.server.ws import CLOSE_TIMEOUT
+from dicehall.server.ws.asgi import Message, Receive, Send
+from dicehall.server.ws.frames import frame
+from dicehall.server.ws.protocol import PAUSE_AT, WebSocketProtocol
 from tests.support.frames import StreamClient, client_frame
 from tests.support.wait import eventually
 

@@ -68,7 +68,7 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
             core.spectate(delta)
             return None, []
         case PresenceCmd(seat=seat, delta=delta):
-            return None, core.set_connected(seat, delta)
+            return None, core.set_connected(seat, delta, now)
         case ReopenCmd():
             return None, core.reopen()
         case ResignCmd(host_key=key):

@@ -334,11 +334,14 @@ class RoomCore:
             )
         return free, [self._room_update(), *self._autostart(now)]
 
-    def set_connected(self, seat: int, delta: int) -> list[Outgoing]:
-        """A connection holding `seat` came or went; members see who is there."""
+    def set_connected(self, seat: int, delta: int, now: float = 0.0) -> list[Outgoing]:
+        """A connection holding `seat` came or went; members see who is there. The last
+        person to go starts the room's quiet time (`closable`) from `now`."""
         s = self.seats[seat]
         was = s.connected > 0
         s.connected = max(0, s.connected + delta)
+        if was and not s.connected:
+            self.last_activity = max(self.last_activity, now)
         if delta > 0:
             s.left = False  # a token took it back
         elif (
@@ -368,8 +371,9 @@ class RoomCore:
     ) -> bool:
         """Nobody is in the room and it has been quiet long enough: `idle_seconds`, or
         `over_seconds` once the game is over, or no time at all once it is `deserted`, or
-        `empty_seconds` (when given) before the start while no person holds a seat: a room
-        created and never sat in is lobby spam more often than a table waiting for people.
+        `empty_seconds` (when given) before the start: a room created and never sat in, or
+        whose people all went (closed the tab: a reload comes back well within it), is
+        lobby spam and a trap for quick match more often than a table waiting for people.
 
         Nobody: no connected person in a seat, no spectator. House bots do not count: they
         never leave by themselves, and they go with the room."""
@@ -378,7 +382,7 @@ class RoomCore:
         if self.deserted:
             return True
         limit = over_seconds if self.status == "over" else idle_seconds
-        if empty_seconds and self.status == "open" and all(s.kind != "human" for s in self.seats):
+        if empty_seconds and self.status == "open":
             limit = min(limit, empty_seconds)
         return now - self.last_activity > limit
 

@@ -253,8 +253,9 @@ class Config:
     )
     empty_seconds: float = setting(
         60.0,
-        "Seconds before a room whose game has not started, where no person holds a seat and"
-        " nobody watches, is closed (from its creation or the last person's `leave`).",
+        "Seconds before a room whose game has not started, where no person is connected to"
+        " a seat and nobody watches, is closed (from its creation, or from when the last"
+        " person left or lost their connection).",
     )
     drain_seconds: float = setting(
         5.0, "Seconds the goodbyes may take on SIGTERM before the process stops."

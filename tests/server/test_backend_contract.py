@@ -21,7 +21,7 @@ from dicehall.protocol.messages.server import GameOver, RoomMessage, Snapshot, W
 from dicehall.rules.records import replay
 from dicehall.server.backends import RoomSpec
 from dicehall.server.backends.base import Backend
-from dicehall.server.commands import ActCmd, JoinCmd, LegalCmd, StartCmd, SyncCmd
+from dicehall.server.commands import ActCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.process import Server
 from dicehall.server.settings import Config
@@ -126,7 +126,8 @@ async def test_a_room_nobody_sits_in_closes_after_empty_seconds(
     kind: str, redis_factory: Callable[[], RedisServer]
 ) -> None:
     """Before its game starts, a room where no person holds a seat closes after
-    `empty_seconds`, not the idle time-out; one a person sits in stays."""
+    `empty_seconds`, not the idle time-out; one a person sits in stays until that
+    person's connection goes (issue 33: quick match seated people with the ghost)."""
     async with running(kind, redis_factory, empty_seconds=0.5) as backend:
         empty = (await backend.create(spec())).room
         seated = (await backend.create(spec())).room
@@ -140,6 +141,13 @@ async def test_a_room_nobody_sits_in_closes_after_empty_seconds(
             await backend.call(empty, SyncCmd(seat=None))
         assert [r.room for r in (await backend.lobby(None, 100, None)).rooms] == [seated]
         assert backend.rooms_here() == 1
+        await backend.call(seated, PresenceCmd(seat=0, delta=-1))
+
+        async def all_closed() -> bool:
+            return not (await backend.lobby(None, 100, None)).rooms
+
+        await eventually(all_closed, "the deserted room's close")
+        assert backend.rooms_here() == 0
 
 
 async def test_an_unknown_room_is_no_such_room(

@@ -327,17 +327,31 @@ def closable(core: RoomCore, now: float) -> bool:
 
 def test_a_room_nobody_sits_in_closes_after_empty_seconds_before_its_game_starts() -> None:
     """Created and never sat in (lobby spam, issue 39): a minute, not ten; house bots are
-    nobody. Once a person sits, or the game starts, the idle time-out is the room's."""
+    nobody. Once the game starts, the idle time-out is the room's."""
     core = room("qwixx", 2)
     core.last_activity = T0  # (its creation: the backends stamp it)
     assert not closable(core, T0 + EMPTY) and closable(core, T0 + EMPTY + 1)
     core.add_bots("random", 1, T0)
     assert closable(core, T0 + EMPTY + 1), "a house bot is nobody"
     core.join("p0", None, "nonce0", T0)
-    core.set_connected(1, -1)  # (a person who may come back with the seat's token)
-    assert not closable(core, T0 + IDLE) and closable(core, T0 + IDLE + 1)
+    assert not closable(core, T0 + IDLE + 1), "a person waits at the table"
     core.leave(1, T0 + 100)  # (the last person left: a minute from then)
     assert not closable(core, T0 + 100 + EMPTY) and closable(core, T0 + 100 + EMPTY + 1)
+
+
+def test_a_room_whose_people_all_went_closes_after_empty_seconds_before_its_start() -> None:
+    """Its creator closed the tab (issue 33): the seat is held for a reload, not for ten
+    minutes of quick matches seating people with a ghost."""
+    core = room("qwixx", 3)
+    core.add_bots("random", 1, T0)
+    core.join("p0", None, "nonce0", T0)
+    core.set_connected(1, +1)  # (a second tab on the same seat)
+    core.set_connected(1, -1, T0 + 50)
+    assert not closable(core, T0 + IDLE + 1), "one tab still holds the seat"
+    core.set_connected(1, -1, T0 + 100)  # (the last person's connection went)
+    assert not closable(core, T0 + 100 + EMPTY) and closable(core, T0 + 100 + EMPTY + 1)
+    core.set_connected(1, +1, T0 + 130)  # (a reload takes the seat back in time)
+    assert not closable(core, T0 + IDLE + 1)
     core.spectate(+1)
     assert not closable(core, T0 + IDLE + 1), "someone watches"
 

@@ -39,6 +39,7 @@ import time
 
 import msgspec
 
+from .serving import run
 from .settings import Config
 
 BACKOFF = (0.5, 30.0)
@@ -330,8 +331,6 @@ def worker_main() -> int:
         return 2
     start = msgspec.json.decode(line, type=WorkerStart)
     _drain_when_orphaned(0)
-    from .main import run
-
     sockets = [socket.socket(fileno=fd) for fd in start.fds]
     return run(start.config, sockets, f"worker {start.worker}")
 

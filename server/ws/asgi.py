@@ -12,14 +12,11 @@ import email.utils
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
-
-if TYPE_CHECKING:
-    from .protocol import WebSocketProtocol
 
 log = logging.getLogger("dicehall.websocket")
 
@@ -78,12 +75,30 @@ def scope_for(
     }
 
 
+class Socket(Protocol):
+    """What the runner drives of its connection (server/ws/protocol.py's
+    `WebSocketProtocol`, which makes the runner: named here, so that neither imports the
+    other both ways)."""
+
+    closing: bool
+    lost: bool
+    close_code: int | None
+    close_reason: str
+
+    def respond(self, response: Response) -> None: ...
+    def reject(self, status: int, text: str) -> Response: ...
+    async def receive(self) -> bytes | str | None: ...
+    def send(self, payloads: list[bytes], binary: bool) -> None: ...
+    async def drained(self) -> None: ...
+    def close(self, code: int, reason: str) -> None: ...
+
+
 class AppRunner:
     """Runs the ASGI app for one connection and answers its messages."""
 
     def __init__(
         self,
-        socket: WebSocketProtocol,
+        socket: Socket,
         app: App,
         default_headers: list[tuple[bytes, bytes]],
         tasks: set[asyncio.Task[None]],

@@ -28,7 +28,7 @@ from dicehall.protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from dicehall.rules import Game, IllegalAction, RulesError, State, action_kinds, get_game
+from dicehall.rules import Game, IllegalAction, State, action_kinds, get_game
 from dicehall.rules.bots import bot_names
 from dicehall.rules.fair import new_seed
 from dicehall.rules.records import new_record
@@ -747,10 +747,3 @@ def _merge_defaults(done: Iterable[SeatAction]) -> list[SeatAction]:
             out.append(item)
     out.extend(SeatAction(seat=s, action=None, default=True) for s in sorted(pending))
     return out
-
-
-def rules_error(exc: RulesError) -> errors.ProtocolError:
-    """The protocol error a rules error becomes at the edge of a room."""
-    if isinstance(exc, IllegalAction):
-        return errors.IllegalActionError(exc.message, rule=exc.rule)
-    return errors.BadOptionsError(exc.message, rule=exc.rule)

@@ -15,7 +15,7 @@ per command for
   them: they leave in one write), against ten at once through redis-py (`gather`).
 
 The Redis backend needs about one such round trip per commit and two per command forwarded
-between processes (docs/benchmarks.md, "Redis hop").
+between processes (docs/benchmarks/journal.md, "Redis hop").
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ CPU: utime + stime from /proc/<pid>/stat of every server process, and of redis-s
 seats received in that span (one delivery = one message to one seat). Sleeps: the
 servers' voluntary context switches in the span per delivery, i.e. how often a process
 went to sleep in epoll and had to be woken; on a VM each costs far more than the system
-calls around it (docs/benchmarks.md, "Redis hop").
+calls around it (docs/benchmarks/journal.md, "Redis hop").
 
 `--split rooms` seats every seat of a room on its owner's process instead: Redis then
 carries only the commits, the floor of any design that makes each commit durable in Redis

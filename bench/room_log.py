@@ -22,7 +22,8 @@ from .room_memory import played_rooms
 
 
 def _pack_default(frames: list[bytes], dictionary: bytes) -> bytes:
-    """A block as the log packed it before 2026-11-28 (docs/benchmarks.md, "Cheaper acts")."""
+    """A block as the log packed it before 2026-11-28 (docs/benchmarks/journal.md, "Cheaper
+    acts")."""
     deflate = zlib.compressobj(1, zlib.DEFLATED, -15, zdict=dictionary)
     return deflate.compress(_sized(frames)) + deflate.flush()
 

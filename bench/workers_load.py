@@ -6,9 +6,10 @@ One worker is the embedded `dicehall serve` (no Redis: one process's best). N > 
 `dicehall serve --workers N --redis URL` with a fresh redis-server: the load test connects
 to the shared port and follows each room to the worker that owns it, as a client of that
 deployment would. The load generator, the workers and Redis all share this machine's cores
-(the figure is for that: see docs/benchmarks.md on what a machine without the load
-generator on it would give). Per step, a fresh deployment; the ladder of a worker count
-stops at the first step whose p99 passes `--limit-ms` or that saw an error.
+(the figure is for that: see docs/benchmarks/journal.md, "One worker and two on this
+machine", on what a machine without the load generator on it would give). Per step, a fresh
+deployment; the ladder of a worker count stops at the first step whose p99 passes
+`--limit-ms` or that saw an error.
 """
 
 from __future__ import annotations

@@ -311,7 +311,7 @@ def action_kinds(actions: Iterable[JSON]) -> list[str]:
 def is_map(value: object) -> bool:
     """`isinstance(value, Mapping)`, asked of a dict first: an action is checked on every
     act, and the ABC's check is a Python call where a dict's is one C test (half a per
-    cent of a loaded server's samples, docs/benchmarks.md, "Cheaper acts")."""
+    cent of a loaded server's samples, docs/benchmarks/journal.md, "Cheaper acts")."""
     return isinstance(value, (dict, Mapping))  # (in this order)
 
 

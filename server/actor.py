@@ -79,7 +79,7 @@ class RoomActor:
         self._inbox: list[Queued | None] = []
         """Commands waiting for the room's task (None: stop), a list and a future to wake
         the task, not an `asyncio.Queue` (3.3 KB per room in four deques; docs/
-        benchmarks.md, "Memory")."""
+        benchmarks/journal.md, "Memory")."""
         self._wakeup: asyncio.Future[None] | None = None
         self._queued = 0
         """Commands in the inbox or being run by the task."""
@@ -278,7 +278,7 @@ class RoomActor:
         """Follow the room's deadline with at most one timer, re-set only when it must
         fire sooner. Every roll opens a window with a later deadline, and cancelling and
         setting a timer each time was 2 % of the samples of a room's work (docs/
-        benchmarks.md, "Fewer steps per act and per delivery"): a timer set for an earlier
+        benchmarks/journal.md, "Fewer steps per act and per delivery"): a timer set for an earlier
         deadline is left to fire, and then sets itself for the room's deadline of then."""
         deadline = self.core.deadline
         if deadline == self._armed:

@@ -318,7 +318,7 @@ class WebSocketShortcut:
     past the router and the exception middleware (which do nothing for them: the endpoint
     handles its own errors). Why: an endpoint stays suspended for its connection's
     lifetime, and under the router it holds their dozen coroutine frames, about 4 KiB per
-    idle connection (docs/benchmarks.md, "Memory per idle connection"), and each frame
+    idle connection (docs/benchmarks/journal.md, "Memory per idle connection"), and each frame
     received would resume them all."""
 
     def __init__(self, app: ASGIApp) -> None:

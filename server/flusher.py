@@ -6,7 +6,7 @@ the request that caused it, and that request's reply is queued when its task res
 the next turn; written after that, the reply and the messages leave in one write
 (server/peer.py). Why one callback for all: a commit touches every member of its room, and
 two `call_soon` handles per member and commit were a measurable share of the fan-out's
-CPU (docs/benchmarks.md, "Faster than the frameworks...").
+CPU (docs/benchmarks/journal.md, "Faster than the frameworks...").
 """
 
 from __future__ import annotations

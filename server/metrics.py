@@ -9,7 +9,7 @@ What the server already holds (connections, rooms, the backend's counts) is read
 The fan-out latency is observed once per delivered room message, tens of thousands of
 times a second, so it stays a lean accumulator (`LatencyHistogram`) exported by that
 collector: `prometheus_client.Histogram.observe` takes locks and walks the bounds, 0.67-0.89
-µs per call against 0.13-0.18 µs here, on a delivery of ~2.3 µs (docs/benchmarks.md,
+µs per call against 0.13-0.18 µs here, on a delivery of ~2.3 µs (docs/benchmarks/journal.md,
 "Metrics through prometheus_client"). No lock is needed: observations and scrapes run on
 the one event loop.
 """
@@ -61,7 +61,7 @@ class LatencyHistogram:
         The frames of one write were made moments apart, so each value's bucket is the
         last one's or next to it: the bucket is walked to from the last, by comparisons,
         not searched for with `bisect` (a call per delivery: 3 % of a compiled server's
-        instructions; docs/benchmarks.md, "Cheaper acts")."""
+        instructions; docs/benchmarks/journal.md, "Cheaper acts")."""
         counts, bounds, total = self._counts, self.bounds, self._sum
         last = len(bounds)
         i = 0

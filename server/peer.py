@@ -5,7 +5,7 @@ Nothing here blocks a room: the hub appends frames to the queue and returns; a w
 drains it to the socket. A client that stops reading lets its queue fill, and is then cut
 off with close code 4003 (slow consumer) instead of being waited for.
 
-Fast path (measured in docs/benchmarks.md, "Load"): under `dicehall serve` the socket is a
+Fast path (measured in docs/benchmarks/journal.md, "Load"): under `dicehall serve` the socket is a
 `FrameSocket` (server/ws/). Everything queued during one turn of the event loop (a room's
 commit: the closed window, its events, the next window; and the reply that caused them)
 leaves in one write, as whole frames, instead of one trip through Starlette and the ASGI

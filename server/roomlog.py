@@ -20,7 +20,7 @@ from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 LOG_BLOCK = 32
 """Messages the log compresses together: 32 MessagePack frames of a Qwixx room (~85 bytes
 each) pack to ~13 bytes a message with zlib level 1 and the game's dictionary (~19 without
-one); appending takes ~1.3 µs a message instead of 0.5 (docs/benchmarks.md, "Memory")."""
+one); appending takes ~1.3 µs a message instead of 0.5 (docs/benchmarks/journal.md, "Memory")."""
 
 _SIZE = 4
 """Each frame in a block (and in the tail) follows its length: 4 bytes, little-endian."""
@@ -33,7 +33,7 @@ _MEMORY_LEVEL = 4
 """zlib's default (a 32 KiB window, memory level 8) set up and cleared ~256 KiB for every
 block, most of what packing one cost; with the window above and this level the state is
 ~40 KiB, copied from the primed one (`_Dictionary`), and a block packs to the same size
-(docs/benchmarks.md, "Cheaper acts")."""
+(docs/benchmarks/journal.md, "Cheaper acts")."""
 
 
 class _Deflate(Protocol):
@@ -103,7 +103,7 @@ class MessageLog:
     A room sends thousands of messages; as message objects (structs, the engine's event
     maps) each took over a kilobyte and half a dozen objects the garbage collector walks
     again and again. As bytes an entry is ~125 bytes and nothing to walk; compressed in
-    blocks of 32, ~20 (docs/benchmarks.md, "Load" and "Memory"). The newest messages (fewer
+    blocks of 32, ~20 (docs/benchmarks/journal.md, "Load" and "Memory"). The newest messages (fewer
     than a block) stay as they are, back to back in one buffer (as bytes objects they cost
     ~45 bytes more each). Seqs are consecutive, so only the last is kept; the few private
     variants (a Qwirkle draw) sit beside, by seq. The oldest block may still hold messages

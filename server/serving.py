@@ -31,7 +31,7 @@ GC_THRESHOLDS = (20_000, 20, 50)
 
 Under load the cyclic collector found almost nothing (everything is freed by reference
 counting) yet took a third of the CPU and stalled the loop for up to 200 ms per full
-collection of the thousands of connections' objects (docs/benchmarks.md, "Load"). A
+collection of the thousands of connections' objects (docs/benchmarks/journal.md, "Load"). A
 young collection now takes a few milliseconds, and full ones are rare."""
 
 

@@ -55,8 +55,8 @@ Score = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
 Name = Annotated[str, Meta(min_length=1, max_length=MAX_NAME, pattern=_PRINTABLE)]
 RoomName = Annotated[str, Meta(min_length=1, max_length=MAX_ROOM_NAME, pattern=_PRINTABLE)]
 # Room ids, words and action types travel in every `act`; a regex there would triple the
-# decode time (docs/benchmarks.md) and buy nothing: the server looks room ids up and the
-# rules engine checks every word. Lengths are still bounded.
+# decode time (docs/benchmarks/journal.md, "Protocol codec") and buy nothing: the server
+# looks room ids up and the rules engine checks every word. Lengths are still bounded.
 RoomId = Annotated[
     str,
     Meta(min_length=1, max_length=MAX_ROOM_ID, description="Room id chosen by the server."),

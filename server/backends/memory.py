@@ -27,7 +27,7 @@ from .local import LocalRooms
 RECORD_LEVEL = 6
 """zlib level of the records kept: a 4-seat Qwixx record of ~7.2 KB as JSON keeps ~840
 bytes at 6 (51 µs), ~1,180 at 1 (32 µs); a long Yamb game 93 KB -> 7.4 KB (1.4 ms).
-Once per game, and decompressed (~10-200 µs) only when asked for (docs/benchmarks.md,
+Once per game, and decompressed (~10-200 µs) only when asked for (docs/benchmarks/journal.md,
 "Memory")."""
 
 
@@ -53,11 +53,11 @@ class MemoryBackend(Backend):
         """Messages a room keeps for `resume`: about 15 s of a fast Qwixx table, minutes at
         a human pace; a client that missed more gets a snapshot instead (docs/protocol.md).
         Each costs ~20 bytes once its block of 32 is compressed, ~125 until then
-        (`MessageLog`; docs/benchmarks.md, "Memory")."""
+        (`MessageLog`; docs/benchmarks/journal.md, "Memory")."""
         self.over_seconds = min(over_seconds, idle_seconds)
         """A finished game nobody is in closes sooner: its record is kept apart (`record`),
         and under a steady churn of games its log would otherwise pile up for
-        `idle_seconds` (docs/benchmarks.md, "Load"). A disconnected seat has this long to
+        `idle_seconds` (docs/benchmarks/journal.md, "Load"). A disconnected seat has this long to
         resume and see the end; a finished room every person left with `leave` closes at
         once (`RoomCore.deserted`)."""
         self.empty_seconds = min(empty_seconds, idle_seconds)

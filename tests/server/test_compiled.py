@@ -59,7 +59,8 @@ def leaked_blocks(work: Callable[[], object], times: int) -> int:
 
 def test_the_compiled_hot_paths_leak_nothing() -> None:
     """mypy 1.20's mypyc leaks the left operand of every `bytes + bytes` (mypyc#1192): a
-    compiled build grew by ~1.5 MiB a second at 1,000 rooms (docs/benchmarks.md). Framing,
+    compiled build grew by ~1.5 MiB a second at 1,000 rooms (docs/benchmarks/journal.md,
+    "The engines compiled, and a leak in the compiled build found and fixed"). Framing,
     the dice's byte stream and the room's log (chats, compressed by the block) must hold
     on to nothing once their results are dropped: pure here, compiled under `make
     test-compiled`."""

@@ -1,4 +1,4 @@
-"""The paths made faster or smaller under load (docs/benchmarks.md, "Load") keep their
+"""The paths made faster or smaller under load (docs/benchmarks/journal.md, "Load") keep their
 promises: the compact message log, a call run at once in an idle room, finished games
 closing sooner, and the plain ASGI path when frames cannot go straight to the socket."""
 

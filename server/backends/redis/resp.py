@@ -2,13 +2,13 @@
 
 Why not redis-py here: through it one command costs the sending process 110-150 µs of CPU
 (connection pool, retry wrapper, packing in Python), its pool of 100 connections runs out
-under a few hundred busy rooms, and its pub/sub reader is a polling loop (docs/benchmarks.md,
-"Redis hop"). Here everything sent during one turn of the event loop leaves in one write on
-one connection, replies are matched to their callers in order (Redis answers a connection's
-commands in order), hiredis parses, and pub/sub messages are handed to a callback as they
-are parsed, without a task each. A command nobody waits for (`send`) goes out with CLIENT
-REPLY SKIP: on a VM, a process woken by a reply it has no use for pays about as much as
-for a whole delivered message.
+under a few hundred busy rooms, and its pub/sub reader is a polling loop
+(docs/benchmarks/journal.md, "Redis hop"). Here everything sent during one turn of the event
+loop leaves in one write on one connection, replies are matched to their callers in order
+(Redis answers a connection's commands in order), hiredis parses, and pub/sub messages are
+handed to a callback as they are parsed, without a task each. A command nobody waits for
+(`send`) goes out with CLIENT REPLY SKIP: on a VM, a process woken by a reply it has no use
+for pays about as much as for a whole delivered message.
 
 Errors are redis-py's exception classes, so callers treat both clients alike. A lost
 connection fails the commands in flight with `ConnectionError` (they may or may not have

@@ -39,7 +39,7 @@ log = logging.getLogger("dicehall.redis")
 
 SNAPSHOT_EVERY = 8
 """Commits per snapshot: the snapshot is about a tenth of a commit's work on its owner
-(docs/benchmarks.md, "Scale-out that pays"); a new owner runs at most this many commits'
+(docs/benchmarks/journal.md, "Scale-out that pays"); a new owner runs at most this many commits'
 commands again."""
 
 

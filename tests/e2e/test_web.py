@@ -241,7 +241,9 @@ def test_yamb_hold_roll_write(
     act("button[data-action='roll']")
     again = [int(t) for t in page.locator(".dice-line .yamb-die .die-value").all_inner_texts()]
     assert again[:2] == dice[:2], "held dice keep their values"
-    assert any(line.startswith("You roll, holding dice 1, 2") for line in di.log())
+    # the log says which dice were kept by their values, and where they are (issue 33)
+    kept = f"You roll again, keeping {dice[0]} and {dice[1]} (dice 1 and 2)"
+    assert kept in di.log(), di.log()
     di.shot("yamb.png")
     # the columns carry the rules' labels, and their names for screen readers
     head = page.locator(".seat-panel.mine table.yamb thead th[data-column]")

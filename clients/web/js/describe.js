@@ -24,6 +24,25 @@ function dice(map) {
     .join(', ');
 }
 
+/** "3, 3 and 6": a list read out, its last two joined by "and". */
+function listed(items) {
+  return items.length > 1
+    ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`
+    : items.join('');
+}
+
+/**
+ * A Yamb roll: `hold` is the positions (0..5) of the dice kept, so the line says their
+ * values (from the seat's last roll, `memo.dice`) and which dice they are, counted from 1
+ * as on the page: "rolls again, keeping 3 and 4 (dice 1 and 2)".
+ */
+function yambRoll(hold, last) {
+  if (!hold || !hold.length) return 'rolls';
+  const which = `${hold.length > 1 ? 'dice' : 'die'} ${listed(hold.map((i) => i + 1))}`;
+  if (!last) return `rolls again, keeping ${which}`;
+  return `rolls again, keeping ${listed(hold.map((i) => last[i]))} (${which})`;
+}
+
 /** "Ann marks" but "You mark". */
 function says(name, verb) {
   if (name !== 'You') return `${name} ${verb}`;
@@ -33,18 +52,13 @@ function says(name, verb) {
   return `You ${base}`;
 }
 
-function action(game, a, name, memo) {
+function action(game, a, name, memo, seat) {
   switch (a.type) {
     case 'pass':
       return says(name, 'passes');
     case 'roll':
       if (game === 'qwinto') return says(name, `rolls ${a.dice.join(' + ')}`);
-      return says(
-        name,
-        a.hold && a.hold.length
-          ? `rolls, holding dice ${a.hold.map((i) => i + 1).join(', ')}`
-          : 'rolls',
-      );
+      return says(name, yambRoll(a.hold, (memo.dice || {})[seat]));
     case 'reroll':
       return says(name, 'rolls the same dice again');
     case 'enter':
@@ -75,7 +89,8 @@ function action(game, a, name, memo) {
 
 /**
  * Text for a game event, or null for events that need no line (held answers). `memo`
- * carries what earlier events said that later ones leave out (the Qwinto sum).
+ * carries what earlier events said that later ones leave out (the Qwinto sum, each Yamb
+ * seat's dice): plain JSON, so the page keeps it with the log across a reload.
  */
 export function describeEvent(game, e, nameOf, memo = {}) {
   const who = e.seat !== undefined ? nameOf(e.seat) : '';
@@ -84,13 +99,14 @@ export function describeEvent(game, e, nameOf, memo = {}) {
       return null;
     case 'applied': {
       memo.value = e.value;
-      let text = action(game, e.action, who, memo);
+      let text = action(game, e.action, who, memo, e.seat);
       if (e.points !== undefined) text += ` for ${e.points} point${e.points === 1 ? '' : 's'}`;
       if (e.qwirkles) text += ` (Qwirkle ×${e.qwirkles}!)`;
       return text;
     }
     case 'rolled':
       if (game === 'qwinto') memo.sum = Object.values(e.dice).reduce((a, b) => a + b, 0);
+      if (Array.isArray(e.dice)) memo.dice = { ...memo.dice, [e.seat]: e.dice };
       if (Array.isArray(e.dice)) return `${who} rolled ${e.dice.join(' ')} (roll ${e.roll} of 3)`;
       return `Dice: ${dice(e.dice)}${game === 'qwinto' ? ` = ${Object.values(e.dice).reduce((a, b) => a + b, 0)}` : ''}`;
     case 'failed_throw':
@@ -101,7 +117,7 @@ export function describeEvent(game, e, nameOf, memo = {}) {
       return `Round ${e.round}`;
     case 'timeout':
       // the window_closed that follows marks the same default: it is not logged again
-      (memo.timedOut ??= new Set()).add(e.seat);
+      memo.timedOut = [...(memo.timedOut || []), e.seat];
       return `${who} ran out of time`;
     case 'locked':
       return says(who, `locks ${e.row}`);
@@ -116,7 +132,7 @@ export function describeEvent(game, e, nameOf, memo = {}) {
     case 'bonus':
       return `${who} emptied the hand: +${e.points}`;
     case 'game_over':
-      return `Final scores: ${e.scores.join(', ')}`;
+      return `Final scores: ${e.scores.map((points, s) => `${nameOf(s)} ${points}`).join(', ')}`;
     default:
       return `${e.type}: ${JSON.stringify(e)}`;
   }
@@ -129,10 +145,10 @@ export function describeEvent(game, e, nameOf, memo = {}) {
 export function describeMessage(msg, nameOf, memo = {}) {
   switch (msg.type) {
     case 'window_closed': {
-      const logged = memo.timedOut || new Set();
-      memo.timedOut = new Set();
+      const logged = memo.timedOut || [];
+      memo.timedOut = [];
       const late = msg.actions
-        .filter((a) => a.default && !logged.has(a.seat))
+        .filter((a) => a.default && !logged.includes(a.seat))
         .map((a) => nameOf(a.seat));
       return late.length ? `Time ran out for ${late.join(', ')}` : null;
     }
@@ -143,6 +159,20 @@ export function describeMessage(msg, nameOf, memo = {}) {
     default:
       return null;
   }
+}
+
+/**
+ * What a snapshot's `view` tells that the events after it leave out (see describeEvent):
+ * the page that joins, watches or comes back in the middle of a window logs the moves that
+ * close it with their numbers all the same.
+ */
+export function rememberView(game, view, memo) {
+  if (!view) return;
+  if (game === 'qwinto' && view.roll) memo.sum = view.sum;
+  if (game === 'yamb' && Array.isArray(view.tables))
+    memo.dice = Object.fromEntries(
+      view.tables.flatMap((t, s) => (Array.isArray(t.dice) ? [[s, t.dice]] : [])),
+    );
 }
 
 /** What changed between two room infos, as log lines. */
@@ -201,6 +231,8 @@ export function describeEntry(game, entry, views, nameOf) {
   if (a.type === 'enter' && view.sheets)
     memo.sum = view.sheets[entry.seat].rows[a.row][a.box] ?? view.sum;
   if (a.type === 'write' && view.tables) value = view.tables[entry.seat].columns[a.column][a.row];
+  // (a roll's outcome is the next entry: the dice of this one are those it keeps)
+  if (a.type === 'roll' && view.tables) rememberView(game, view, memo);
   return describeEvent(game, { type: 'applied', seat: entry.seat, action: a, value }, nameOf, memo);
 }
 

@@ -3,7 +3,7 @@
 // `legal` (the rules engine's own lists), so the page never guesses what is allowed.
 
 import { h, replace, toast } from './dom.js';
-import { describeEvent, describeInfo, describeMessage } from './describe.js';
+import { describeEvent, describeInfo, describeMessage, rememberView } from './describe.js';
 import { Disconnected, ServerError, peek } from './dicehall.js';
 import { defaultBot } from './lobby.js';
 import * as store from './store.js';
@@ -40,7 +40,7 @@ export class RoomView {
     this.epoch = 0;
     this.errors = 0;
     this.local = {};
-    this.memo = {};
+    this.memo = (saved && saved.memo) || {}; // what the log's next lines need (describe.js)
     this.gone = null;
     this.refreshing = false;
     this.dirty = false;
@@ -235,6 +235,7 @@ export class RoomView {
   snapshot(msg) {
     const before = this.lastSeq;
     this.info = msg.info;
+    rememberView(msg.info.game, msg.view, this.memo);
     this.view = Object.keys(msg.view).length ? msg.view : null;
     this.turn = msg.turn;
     this.lastSeq = msg.seq;
@@ -339,8 +340,8 @@ export class RoomView {
     clearTimeout(this.persistTimer);
     this.persistTimer = null;
     if (!store.seatOf(this.room)) return;
-    const { lastSeq, info, over, turn, log } = this;
-    store.saveRoom(this.room, { lastSeq, info, over, turn, log });
+    const { lastSeq, info, over, turn, log, memo } = this;
+    store.saveRoom(this.room, { lastSeq, info, over, turn, log, memo });
   }
 
   // --- view and legal actions ------------------------------------------------------------

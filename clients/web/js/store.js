@@ -100,7 +100,7 @@ export function tokens() {
   return { rooms, tokens: rooms.map((r) => all[r].token) };
 }
 
-/** {lastSeq, info, over, log} as of the last message processed in a room with a seat. */
+/** {lastSeq, info, over, turn, log, memo} as of the last message processed in a seat's room. */
 export function loadRoom(room) {
   return read('room.' + room, null);
 }

@@ -68,8 +68,8 @@ class Terminal(RoomLog):
     async def _pump(self) -> None:
         """Print the room's messages as they come, whatever the prompt is doing."""
         async for message in self.client.messages():
-            if isinstance(message, Window):
-                await self._look()  # the scores and whose turn, for its status line
+            if isinstance(message, Window) and not self.replayed(message.seq):
+                await self._look()  # (the view now: the `sheets` command draws it)
             self.note(message)
             if self.over:
                 return
@@ -165,7 +165,7 @@ class Terminal(RoomLog):
                 shown, page = self._list(listed, page), None
             line = await self._line(self.window if self.window is not None else window)
             if line is None:
-                if not self.over:
+                if not self.over and self.window not in self.timed_out:  # (that line said it)
                     self.say(f"* turn window {self.window} closed before you answered")
                 break
             if line in ("", "more"):

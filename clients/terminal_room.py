@@ -27,7 +27,8 @@ from dicehall.protocol.messages.server import (
 from .client import Client, RoomLost
 from .terminal_console import Console
 from .terminal_moves import Numbering, describe
-from .terminal_view import event_text, status_line
+from .terminal_scores import Scoreboard
+from .terminal_view import event_text, played_text, status_line
 
 
 class RoomLog:
@@ -55,6 +56,18 @@ class RoomLog:
         """Seats whose answer to the open window was said (from `progress`)."""
         self.held: dict[int, list[int]] = {}
         """Yamb: the dice each seat held in its last roll."""
+        self.status: str | None = None
+        """The room's status as the messages so far tell it (`open`, `playing`, `over`)."""
+        self.board: Scoreboard | None = None
+        """The scores and whose turn, from the events; None when the game was not followed
+        from its start (a snapshot came in the middle): the view has them then."""
+        self.late: dict[int, int] = {}
+        """Seats whose `timeout` came and whose default's `applied` has not (yet)."""
+        self.defaults: dict[int, int] = {}
+        """Defaults of the open window already printed, per seat (its `window_closed` lists
+        them again)."""
+        self.timed_out: set[int] = set()
+        """Windows in which the rules played for this seat (said once, when played)."""
         self.over = False
         self.reconnects = 0
         self.changed = asyncio.Event()
@@ -74,12 +87,17 @@ class RoomLog:
                 if message.seat is not None:
                     self.seat = message.seat
                 self.view = message.view or self.view
+                self.status, self.board = info.status, None  # (its past is not in events)
                 self._open(message.turn)
-                self._status(message.turn)
+                self._status(message.turn, self.view)
             case RoomUpdate(info=info):
                 self._room(info.game, [s.name or f"seat {s.seat}" for s in info.seats])
-                if info.status == "playing" and info.commitment:
-                    self.say(f"* game on; dice commitment {info.commitment[:16]}...")
+                if info.status == "playing" and self.status != "playing":
+                    # once: later updates of a started room (a seat's connection) are not news
+                    self.board = Scoreboard(info.game, len(info.seats), info.options)
+                    if info.commitment:
+                        self.say(f"* game on; dice commitment {info.commitment[:16]}...")
+                self.status = info.status
             case Event(event=event):
                 self._event(event)
             case Progress(answered=answered):
@@ -89,12 +107,17 @@ class RoomLog:
                 self.done.discard(window)  # (announced again after a failover)
                 self.closed.discard(window)
                 self._open(TurnWindow(window=window, deadline=deadline, actors=actors))
-                self._status(self.turn)
+                self._status(self.turn, self._picture(window, message.seq))
             case WindowClosed(actions=actions):
                 for a in actions:
-                    if a.default:
+                    if a.default and a.seat == self.seat:
+                        self.timed_out.add(message.window)
+                    if a.default and self.defaults.get(a.seat, 0) > 0:
+                        self.defaults[a.seat] -= 1  # printed when its event came
+                    elif a.default:
                         played = f": the rules played {describe(a.action)}" if a.action else ""
                         self.say(f"* {self._name(a.seat)} ran out of time{played}")
+                self.late, self.defaults = {}, {}
                 self.closed.add(message.window)
                 if self.turn is not None and self.turn.window == message.window:
                     self._open(None)
@@ -120,20 +143,48 @@ class RoomLog:
             self.latest = max(self.latest, turn.window)
         self.changed.set()
 
-    def _status(self, turn: TurnWindow | None) -> None:
+    def replayed(self, seq: int) -> bool:
+        """Whether the message numbered `seq` is one a resume's catch-up brought (the past,
+        after a rejoin or a reconnect) rather than news."""
+        caught_up = (r.seq for r in self.client.resumes if r.room == self.room)
+        return seq <= max(caught_up, default=0)
+
+    def _picture(self, window: int, seq: int) -> dict[str, Any]:
+        """What a window's status line reads: the game as its events left it when the
+        window opened; else the seat's view, when it is news (a replayed window's would be
+        today's, so it goes without)."""
+        if self.board is not None:
+            return self.board.view(window)
+        return {} if self.replayed(seq) else self.view
+
+    def _status(self, turn: TurnWindow | None, view: dict[str, Any]) -> None:
         if turn is not None:
             seats = [a.seat for a in turn.actors]
-            self.say(status_line(turn.window, seats, self.view, self.names, self.seat))
+            self.say(status_line(turn.window, seats, view, self.names, self.seat))
 
     def _event(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "answered" and event.get("seat") in self.answered:
-            return  # said when its `progress` came
-        action, seat = event.get("action"), event.get("seat")
+        if self.board is not None:
+            self.board.feed(event)
+        kind, action, seat = event.get("type"), event.get("action"), event.get("seat")
+        late = self.late.get(seat, 0) if isinstance(seat, int) else 0
+        if kind == "answered" and (seat in self.answered or late):
+            return  # said when its `progress` came / the rules' answer for a time-out
         if isinstance(action, dict) and isinstance(seat, int) and "hold" in action:
             self.held[seat] = list(action["hold"])
-        text = event_text(event, self._name)
-        if text is not None:
+        if isinstance(seat, int) and kind == "timeout":
+            self.late[seat] = late + 1  # said with the move the rules play for it
+        elif isinstance(seat, int) and kind == "applied" and late:
+            self._default(seat, event)
+        elif (text := event_text(event, self._name)) is not None:
             self.say("* " + text)
+
+    def _default(self, seat: int, event: dict[str, Any]) -> None:
+        """A time-out in one line: who, and what the rules played for them (a Yamb seat
+        that never rolled gets two moves: the second says only what was played)."""
+        self.late[seat] -= 1
+        said = ":" if seat in self.defaults else " ran out of time:"
+        self.defaults[seat] = self.defaults.get(seat, 0) + 1
+        self.say(f"* {self._name(seat)}{said} the rules played {played_text(event)}")
 
     def _progress(self, window: int, answered: list[int]) -> None:
         for seat in answered:

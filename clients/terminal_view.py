@@ -149,6 +149,16 @@ def rolled_text(dice: object, roll: object = None) -> str:
     return str(dice)
 
 
+def played_text(event: Mapping[str, Any]) -> str:
+    """An `applied` event's move with what it gave: `write up 3 = 9`, `place ... (+6)`."""
+    text = describe(event["action"])
+    if "value" in event:
+        text += f" = {event['value']}"
+    if "points" in event:
+        text += f" (+{event['points']}" + (", a Qwirkle)" if event.get("qwirkles") else ")")
+    return text
+
+
 def event_text(event: Mapping[str, Any], name: Callable[[int], str]) -> str | None:
     """One line of the log for a game event; None for those another message tells."""
     kind = event.get("type")
@@ -157,12 +167,7 @@ def event_text(event: Mapping[str, Any], name: Callable[[int], str]) -> str | No
     if kind in ("timeout", "game_over"):
         return None  # `window_closed` names the time-outs, `game_over` the scores
     if kind == "applied" and isinstance(event.get("action"), dict):
-        text = f"{who}: {describe(event['action'])}"
-        if "value" in event:
-            text += f" = {event['value']}"
-        if "points" in event:
-            text += f" (+{event['points']}" + (", a Qwirkle)" if event.get("qwirkles") else ")")
-        return text
+        return f"{who}: {played_text(event)}"
     if kind == "rolled":
         return (
             f"{who + ' ' if who else ''}rolled {rolled_text(event.get('dice'), event.get('roll'))}"

@@ -11,6 +11,7 @@ import type {
   Results,
   ServerMessage,
   Snapshot,
+  TurnWindow,
   Welcome,
 } from './protocol.js';
 
@@ -54,7 +55,10 @@ export type Status = 'connecting' | 'open' | 'closed' | 'replaced';
 export interface ConnectionOptions {
   /** The server's WebSocket URL, or a function giving it (default: the page's `/ws`). */
   url?: string | (() => string);
-  /** The WebSocket class (default: the global one; on Node before 22, `ws`'s). */
+  /**
+   * The WebSocket class (default: the global one; on Node before 22, the `ws` package's,
+   * loaded by `connect()`).
+   */
   WebSocket?: WebSocketClass;
   /** Reopen a dropped connection, with backoff or the server's `retry_ms` (default true). */
   reconnect?: boolean;
@@ -94,11 +98,20 @@ export declare class Connection extends EventTarget {
    * player (a server of another deployment).
    */
   hello(fields?: Partial<RequestFields<'hello'>>): Promise<HelloResult>;
-  connect(): void;
+  /**
+   * Open the connection and keep it open. Resolves once the socket is on its way; rejects
+   * (and so does `ready()`) when there is no WebSocket class: on Node before 22 without `ws`.
+   */
+  connect(): Promise<void>;
   close(): void;
   drop(): void;
   follow(url: string | null | undefined): void;
   ready(): Promise<void>;
+  /**
+   * The turn window of `room` open as of the latest message received (possibly before a
+   * listener saw it), or null: what a listener attached late acts on.
+   */
+  turn(room: string): TurnWindow | null;
   ping(): Promise<void>;
   request<T extends keyof Requests>(type: T, fields?: RequestFields<T>): Promise<Results[T]>;
   addEventListener<K extends keyof ConnectionEvents>(
@@ -140,7 +153,10 @@ export interface PeekOptions {
   client?: string;
 }
 
-/** A one-off spectator's snapshot of a room, on a connection of its own. */
+/**
+ * A one-off spectator's snapshot of a room, on a connection of its own (without
+ * `options.WebSocket`, the class `Connection` would use).
+ */
 export declare function peek(room: string, options?: PeekOptions): Promise<Snapshot>;
 
 /** The WebSocket URL of the page's own server, in a browser. */

@@ -1,11 +1,12 @@
 // A client of the dicehall wire protocol v1 (docs/protocol.md) for browsers and Node.
 //
 // One plain ES module with no dependencies: the web client imports it as it is, and so can
-// a bot on Node (give it a WebSocket class: Node 22 has one built in, older ones take the
-// `ws` package's). It speaks `dicehall.v1.json`: one reply per request, requests paced
-// under the server's rate limit, reconnection with backoff (or the server's `retry_ms`),
-// following a room to its server process, an application heartbeat that also measures
-// the clock offset for countdowns, and `answer`, the reference's recipe for a turn.
+// a bot on Node (Node 22 has a WebSocket built in; on older ones the `ws` package's is
+// loaded when the first connection opens). It speaks `dicehall.v1.json`: one reply per
+// request, requests paced under the server's rate limit, reconnection with backoff (or the
+// server's `retry_ms`), following a room to its server process, an application heartbeat
+// that also measures the clock offset for countdowns, the open turn window of each room
+// (`turn`), and `answer`, the reference's recipe for a turn.
 // Types: dicehall.d.ts (with protocol.d.ts, generated from the JSON Schemas).
 
 export const SUBPROTOCOL = 'dicehall.v1.json';
@@ -82,6 +83,55 @@ class Pacer {
   }
 }
 
+/**
+ * Loads a module by a name given at run time, and only on a Node without a WebSocket of its
+ * own: a browser, or a bundler building for one, never sees these imports.
+ */
+const load = (name) => import(name);
+let nodeWebSocket = null;
+
+/**
+ * The WebSocket class to use when none is given: the global one (browsers, Node 22 and
+ * later), else the `ws` package's (Node 18 to 21), loaded once.
+ */
+function webSocketClass() {
+  if (globalThis.WebSocket) return Promise.resolve(globalThis.WebSocket);
+  nodeWebSocket ??= loadWs().catch((err) => {
+    nodeWebSocket = null;
+    throw err;
+  });
+  return nodeWebSocket;
+}
+
+async function loadWs() {
+  const pick = (module) => module.WebSocket ?? module.default;
+  try {
+    return pick(await load('ws'));
+  } catch (err) {
+    if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+  }
+  // Installed from a folder, this package is a link into the dicehall checkout and Node
+  // resolves its imports from there, so `ws` is looked for from the bot's folder too.
+  const { createRequire } = await load('node:module');
+  const { pathToFileURL } = await load('node:url');
+  const proc = globalThis.process;
+  const folders = proc ? [proc.argv[1], `${proc.cwd()}/`] : [];
+  for (const from of folders.filter(Boolean)) {
+    let path;
+    try {
+      path = createRequire(from).resolve('ws');
+    } catch {
+      continue;
+    }
+    return pick(await load(pathToFileURL(path).href));
+  }
+  throw new Error(
+    `this Node.js (${proc?.version}) has no WebSocket of its own (Node 22 and later have ` +
+      'one): install the ws package next to your bot (npm install ws), or pass a WebSocket ' +
+      "class as Connection's `WebSocket` option",
+  );
+}
+
 /** A text frame's message (`ws` on Node hands text frames over as Buffers). */
 function parse(data) {
   return JSON.parse(typeof data === 'string' ? data : String(data));
@@ -104,14 +154,16 @@ export class Connection extends EventTarget {
   /**
    * @param {object} [options]
    * @param {string | (() => string)} [options.url] the server's WebSocket URL (default: the page's)
-   * @param {typeof WebSocket} [options.WebSocket] the WebSocket class (default: the global one)
+   * @param {typeof WebSocket} [options.WebSocket] the WebSocket class (default: the global
+   *   one, else the `ws` package's)
    * @param {boolean} [options.reconnect] reopen a dropped connection (default: true)
    * @param {string | null} [options.key] a player key: `hello` says it, to be that player
    */
   constructor(options = {}) {
     super();
     this.home = options.url ?? pageUrl;
-    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket ?? null;
+    this.loading = null; // the `ws` package's class on its way (Node before 22)
     this.reconnect = options.reconnect ?? true;
     /** The player key `hello` says (the one given, else the one the first `hello` got). */
     this.key = options.key ?? null;
@@ -129,7 +181,8 @@ export class Connection extends EventTarget {
     this.retryMs = null;
     this.timer = null;
     this.stopped = false;
-    this.readyWaiters = [];
+    this.readyWaiters = []; // {resolve, reject}
+    this.failure = null; // why no connection can be opened at all (no WebSocket class)
     this.isReady = false;
     this.welcome = null;
     this.goodbye = null;
@@ -139,10 +192,40 @@ export class Connection extends EventTarget {
     this.target = null;
     this.url = null;
     this.moving = false;
+    this.turns = new Map(); // room -> the open turn window (or null), as of the latest message
+    this.seqs = new Map(); // room -> the highest seq received
   }
 
+  /**
+   * Open the connection and keep it open. Resolves once the socket is on its way; rejects
+   * (and so does `ready()`) when there is no WebSocket class: on Node before 22 without the
+   * `ws` package.
+   */
   connect() {
     this.stopped = false;
+    if (this.ws) return Promise.resolve();
+    if (!this.WebSocket) {
+      this.failure = null;
+      this.loading ??= webSocketClass().then(
+        (cls) => {
+          this.WebSocket = cls;
+          this.loading = null;
+          if (!this.stopped) this.open();
+        },
+        (err) => {
+          this.loading = null;
+          this.failure = err;
+          for (const waiter of this.readyWaiters.splice(0)) waiter.reject(err);
+          throw err;
+        },
+      );
+      return this.loading;
+    }
+    this.open();
+    return Promise.resolve();
+  }
+
+  open() {
     if (this.ws) return;
     this.setStatus('connecting');
     this.url = this.target || (typeof this.home === 'function' ? this.home() : this.home);
@@ -197,9 +280,15 @@ export class Connection extends EventTarget {
   request(type, fields = {}) {
     const ws = this.ws;
     if (!ws || ws.readyState !== this.WebSocket.OPEN) return Promise.reject(new Disconnected());
-    return new Promise((resolve, reject) => {
+    const result = new Promise((resolve, reject) => {
       this.outbox.push({ type, fields, resolve, reject });
       this.pump();
+    });
+    if (type !== 'leave') return result;
+    return result.then((left) => {
+      this.turns.delete(fields.room);
+      this.seqs.delete(fields.room);
+      return left;
     });
   }
 
@@ -225,7 +314,47 @@ export class Connection extends EventTarget {
   /** Resolves once the handshake of the current connection is done. */
   ready() {
     if (this.isReady) return Promise.resolve();
-    return new Promise((resolve) => this.readyWaiters.push(resolve));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * The turn window of `room` open as of the latest message received ({window, deadline,
+   * actors}), or null: what a listener attached late (after the `window` came) acts on.
+   */
+  turn(room) {
+    return this.turns.get(room) ?? null;
+  }
+
+  /** Keeps `turn(room)` up to date with a room message, before any listener sees it. */
+  track(msg) {
+    const room = msg.room;
+    if (typeof room !== 'string' || typeof msg.seq !== 'number') return;
+    const turn = this.turns.get(room) ?? null;
+    if (msg.type === 'snapshot') {
+      this.seqs.set(room, msg.seq);
+      this.turns.set(room, msg.turn ?? null);
+      return;
+    }
+    if (msg.type === 'progress') {
+      // a live hint that repeats the latest seq: the seats whose answer is in act no more
+      if (turn && turn.window === msg.window) {
+        const actors = turn.actors.filter((a) => !msg.answered.includes(a.seat));
+        this.turns.set(room, { ...turn, actors });
+      }
+      return;
+    }
+    // a message replayed by a `resume` from an older seq is not news
+    if (msg.seq <= (this.seqs.get(room) ?? 0)) return;
+    this.seqs.set(room, msg.seq);
+    if (msg.type === 'window') {
+      const { window, deadline, actors } = msg;
+      this.turns.set(room, { window, deadline, actors });
+    } else if (msg.type === 'window_closed') {
+      if (turn && turn.window === msg.window) this.turns.set(room, null);
+    } else if (msg.type === 'game_over') {
+      this.turns.set(room, null);
+    }
   }
 
   receive(data) {
@@ -257,6 +386,7 @@ export class Connection extends EventTarget {
       this.retryMs = msg.retry_ms ?? null;
       this.goodbye = msg;
     }
+    this.track(msg);
     this.dispatchEvent(new DetailEvent('message', msg));
   }
 
@@ -303,7 +433,7 @@ export class Connection extends EventTarget {
       return;
     }
     this.isReady = true;
-    for (const resolve of this.readyWaiters.splice(0)) resolve();
+    for (const waiter of this.readyWaiters.splice(0)) waiter.resolve();
     this.dispatchEvent(new DetailEvent('ready', null));
     this.heartbeat();
   }
@@ -397,8 +527,8 @@ const LATE = new Set(['window-closed', 'not-your-turn', 'game-over']);
  * A one-off spectator's snapshot of a room on a connection of its own (the seat held on
  * another connection stays as it is): `hello`, `spectate`, the snapshot, close.
  */
-export function peek(room, options = {}) {
-  const WS = options.WebSocket ?? globalThis.WebSocket;
+export async function peek(room, options = {}) {
+  const WS = options.WebSocket ?? (await webSocketClass());
   const url = options.url ?? pageUrl();
   const timeoutMs = options.timeoutMs ?? 10000;
   return new Promise((resolve, reject) => {

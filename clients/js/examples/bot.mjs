@@ -1,21 +1,21 @@
 // @ts-check
 // An example bot on Node: it creates a room of a game, fills the other seats with house
 // bots, and plays its seat to the end by docs/protocol.md's recipe (`answer`), choosing
-// at random among the legal actions. It survives a dropped connection: the handshake
-// takes the seat back with its token and resumes the room's stream. At the end it checks
-// the dice (the revealed seed hashes to the commitment published at the start) and prints
-// one JSON line, with the player it played as (a new one, or DICEHALL_KEY's).
+// at random among the legal actions, in the window `conn.turn(room)` says is open. It
+// survives a dropped connection: the handshake takes the seat back with its token and
+// resumes the room's stream, and the window open then is taken again, whether or not the
+// resume brought a message. At the end it checks the dice (the revealed seed hashes to
+// the commitment published at the start) and prints one JSON line, with the player it
+// played as (a new one, or DICEHALL_KEY's). It imports the package by its name, as a bot
+// of your own would (clients/js/README.md).
 //
 //   [DICEHALL_KEY=pk1...] node examples/bot.mjs ws://127.0.0.1:8000/ws qwixx [seats] [kind]
 
 import { createHash } from 'node:crypto';
-import { Connection, answer } from '../dicehall.js';
+import { Connection, answer } from 'dicehall-client';
 
 const [url = 'ws://127.0.0.1:8000/ws', game = 'qwixx', seats = '2', kind = 'strong'] =
   process.argv.slice(2);
-
-/** Node 22 has a WebSocket of its own; older ones take the `ws` package's. */
-const WebSocketClass = globalThis.WebSocket ?? (await import('ws')).WebSocket;
 
 /**
  * @template T
@@ -29,12 +29,9 @@ const me = { room: null, seat: null, token: null, seq: 0 };
 let commitment = '';
 let actions = 0;
 let turns = Promise.resolve();
+let taken = -1; // the window last taken: the messages after it show the same one
 
-const conn = new Connection({
-  url,
-  WebSocket: /** @type {any} */ (WebSocketClass),
-  key: process.env.DICEHALL_KEY || null,
-});
+const conn = new Connection({ url, key: process.env.DICEHALL_KEY || null });
 
 conn.onHandshake = async () => {
   const hello = await conn.hello({
@@ -47,17 +44,21 @@ conn.onHandshake = async () => {
   }
 };
 
-/** @param {{ window: number, actors: { seat: number }[] } | null | undefined} turn */
-function take(turn) {
+/** Take the seat's part in the window open now, if it is one of its actors. */
+function play() {
   const room = me.room;
-  if (!room || !turn || !turn.actors.some((a) => a.seat === me.seat)) return;
+  const turn = room && conn.turn(room);
+  if (!room || !turn || turn.window === taken) return;
+  if (!turn.actors.some((a) => a.seat === me.seat)) return;
+  taken = turn.window;
   turns = turns
     .then(() => answer(conn, room, turn.window, random))
     .then((sent) => {
       actions += sent;
     })
     .catch((err) => {
-      if (err.name !== 'disconnected') throw err; // resumed after the reconnect
+      if (err.name !== 'disconnected') throw err;
+      taken = -1; // taken again once the reconnect has resumed the room ('ready')
     });
 }
 
@@ -67,11 +68,11 @@ const over = new Promise((resolve) => {
     if (!('room' in msg) || msg.room !== me.room) return;
     if ('seq' in msg && typeof msg.seq === 'number') me.seq = Math.max(me.seq, msg.seq);
     if (msg.type === 'room' && msg.info.commitment) commitment = msg.info.commitment;
-    if (msg.type === 'snapshot') take(msg.turn);
-    if (msg.type === 'window') take(msg);
     if (msg.type === 'game_over') resolve(msg);
+    else play();
   });
 });
+conn.addEventListener('ready', play);
 
 conn.connect();
 await conn.ready();
@@ -88,7 +89,7 @@ me.token = joined.token;
 await conn.request('add_bots', { room: me.room, kind });
 commitment = await conn.request('start', { room: me.room }).then((r) => r.commitment);
 
-const end = /** @type {import('../dicehall.js').GameOver} */ (await over);
+const end = /** @type {import('dicehall-client').GameOver} */ (await over);
 await turns;
 conn.close();
 const seed = Buffer.from(end.seed, 'hex');

@@ -1,15 +1,16 @@
-"""RFC 6455 frame headers, both directions: written and parsed here, and only here.
+"""RFC 6455 frames, both directions: headers written and parsed, payloads masked, here
+and only here.
 
 Two hot paths frame WebSocket messages themselves instead of going through `websockets`'
 `Frame` objects: the server's (server/ws/frames.py says why: per-frame objects were a
 measurable share of its CPU) and the load generator's (clients/loadtest/client.py: it must
 cost less than the server it measures, on the same cores). A server writes unmasked frames
 and reads masked ones; a client the other way round; the header arithmetic (RFC 6455, 5.2:
-7-, 16- and 64-bit lengths, the mask bit and key) is the same, so it lives in protocol/,
-the layer both may import.
+7-, 16- and 64-bit lengths, the mask bit and key) and the masking (5.3: the same XOR
+masks and unmasks) are the same, so they live in protocol/, the layer both may import.
 
-Sans-I/O and payload-blind: bytes in, numbers out. Masking a payload stays with the side
-that needs it, as does every rule about which frames are acceptable.
+Sans-I/O and payload-blind: bytes in, bytes or numbers out. Every rule about which frames
+are acceptable stays with the side that reads them, as does the choice of masking keys.
 
 Both paths are hot (a header per delivery on the server's send path, one per frame read on
 either side), so each function is one call on plain ints, shaped for it: no flag tested
@@ -90,3 +91,23 @@ def parse_header(buf: bytes | bytearray, pos: int, end: int) -> tuple[int, int, 
         if start > end:
             return None
     return buf[pos], second, start, start + size
+
+
+def mask(data: bytes | bytearray, key: bytes | bytearray) -> bytes:
+    """`data` XORed with the 4-byte masking `key` repeated (RFC 6455, 5.3): a client's
+    payload masked, or a client's frame unmasked by the server (the XOR is its own
+    inverse). One XOR of two big integers, in documented Python only: about 0.6 us more
+    per 80-byte frame than websockets' undocumented C `speedups.apply_mask`, about 1 % of
+    the load generator's work per delivery (it sends a frame per 6 to 12 it reads)."""
+    size = len(data)
+    repeated = (key * ((size >> 2) + 1))[:size]  # (bytes or bytearray alike: no copy first)
+    return (int.from_bytes(data, "little") ^ int.from_bytes(repeated, "little")).to_bytes(
+        size, "little"
+    )
+
+
+def masked_frame(first: int, payload: bytes, key: bytes) -> bytes:
+    """A whole client frame: its header (`first` as in `pack_header`), the 4-byte `key`
+    and `payload` masked with it. The key is the caller's: RFC 6455 wants a fresh,
+    unpredictable one per frame, and how unpredictable is the sender's to weigh."""
+    return b"".join((pack_masked_header(first, len(payload)), key, mask(payload, key)))

@@ -14,8 +14,8 @@ server/ws/protocol.py. So the closing handshake, the limits and the error close 
 the library's.
 
 Sans-I/O: `FrameReader.feed(bytes)` calls back with payloads and forwarded bytes; nothing
-here touches a socket. The header arithmetic itself is protocol/wsframes.py's, shared with
-the load generator's client, which reads and writes the same headers the other way round.
+here touches a socket. The header arithmetic and the unmasking are protocol/wsframes.py's,
+shared with the load generator's client, which frames the other way round.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dicehall.protocol.wsframes import (
     PING,
     PONG,
     TEXT,
+    mask,
     pack_header,
     parse_header,
 )
@@ -65,13 +66,6 @@ def text_of(payload: bytes) -> str:
         return payload.decode()
     except UnicodeDecodeError:
         return payload.decode("utf-8", "surrogateescape")
-
-
-def unmask(data: bytes | bytearray, mask: bytes | bytearray) -> bytes:
-    """A client frame's payload, unmasked (RFC 6455, 5.3): one XOR of two big integers."""
-    size = len(data)
-    key = (mask * ((size >> 2) + 1))[:size]  # (bytes or bytearray alike: no copy first)
-    return (int.from_bytes(data, "little") ^ int.from_bytes(key, "little")).to_bytes(size, "little")
 
 
 class FrameReader:
@@ -182,7 +176,7 @@ class FrameReader:
                         self._forward(bytes(buf[passed:pos]))
                         passed = -1
                     if not self.stopped:  # (what was just forwarded may have stopped it)
-                        payload = unmask(buf[head:end], buf[head - 4 : head])
+                        payload = mask(buf[head:end], buf[head - 4 : head])
                         deliver(payload if opcode == BINARY else text_of(payload))
                         pos = end
                         continue
@@ -192,7 +186,7 @@ class FrameReader:
                     if passed >= 0:
                         self._forward(bytes(buf[passed:pos]))
                         passed = -1
-                    self._control(opcode, unmask(buf[head:end], buf[head - 4 : head]))
+                    self._control(opcode, mask(buf[head:end], buf[head - 4 : head]))
                     if self.discarding:
                         return size
                     pos = end

@@ -1,12 +1,17 @@
-"""protocol/wsframes.py: frame headers written and parsed, both directions, checked against
-websockets' own serializer and the hand-written client frames of tests/support/frames.py."""
+"""protocol/wsframes.py: frame headers written and parsed and payloads masked, both
+directions, checked against websockets' own serializer and parser and the hand-written
+client frames of tests/support/frames.py."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from dicehall.protocol.wsframes import (
     BINARY,
@@ -17,6 +22,8 @@ from dicehall.protocol.wsframes import (
     PING,
     PONG,
     TEXT,
+    mask,
+    masked_frame,
     pack_header,
     pack_masked_header,
     parse_header,
@@ -125,3 +132,22 @@ def test_any_length_round_trips(first: int, size: int, masked: bool) -> None:
     key = bytes(4) if masked else b""
     start = len(head) + len(key)
     assert parse_header(head + key, 0, start) == (first, head[1], start, start + size)
+
+
+def test_mask_is_the_xor_of_rfc_6455_and_its_own_inverse() -> None:
+    for size in (0, 1, 3, 4, 5, 125, 126, 70_000):
+        data, key = os.urandom(size), os.urandom(4)
+        masked = mask(data, key)
+        assert masked == bytes(b ^ key[i % 4] for i, b in enumerate(data))
+        assert mask(bytearray(masked), bytearray(key)) == data
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_websockets_reads_a_masked_frame_back(size: int) -> None:
+    server = ServerProtocol(state=State.OPEN, max_size=None)
+    payload, key = os.urandom(size), os.urandom(4)
+    frame = masked_frame(FIN | BINARY, payload, key)
+    assert frame[len(pack_masked_header(FIN | BINARY, size)) :][:4] == key
+    server.receive_data(frame)
+    [read] = server.events_received()
+    assert (read.opcode, read.fin, read.data) == (Opcode.BINARY, True, payload)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import struct
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dicehall.protocol.wsframes import pack_header
-from dicehall.server.ws.frames import FrameReader, frames, unmask
+from dicehall.server.ws.frames import FrameReader, frames
 from tests.support.frames import client_frame
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
@@ -31,12 +30,6 @@ class Sink:
         step = step or len(data) or 1
         for i in range(0, len(data), step):
             self.reader.feed(data[i : i + step])
-
-
-def test_unmask_is_the_xor_of_rfc_6455() -> None:
-    for size in (0, 1, 3, 4, 5, 125, 126, 70_000):
-        data, mask = os.urandom(size), os.urandom(4)
-        assert unmask(data, mask) == bytes(b ^ mask[i % 4] for i, b in enumerate(data))
 
 
 def test_server_frames_have_the_three_header_sizes() -> None:

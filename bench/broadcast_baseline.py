@@ -166,8 +166,20 @@ class Baseline:
             return {"time": int(time.time() * 1000), "echo": request.get("time")}
         if kind == "create":
             room_id = f"b{next(self._ids):05d}"
-            self.rooms[room_id] = Room(room_id, int(request["seats"]), self)
-            return {"room": {"room": room_id}}
+            seats = int(request["seats"])
+            self.rooms[room_id] = Room(room_id, seats, self)
+            # A whole room description: the load tester reads it as the protocol's type.
+            info: dict[str, Any] = {
+                "room": room_id,
+                "name": request.get("name") or room_id,
+                "game": request.get("game") or "qwixx",
+                "options": {},
+                "status": "open",
+                "public": False,
+                "turn_window": request.get("turn_window") or 10,
+                "seats": [{"seat": seat, "kind": "open"} for seat in range(seats)],
+            }
+            return {"room": info}
         if kind == "join":
             room = self.rooms[request["room"]]
             seat = room.joined

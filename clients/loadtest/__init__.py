@@ -28,17 +28,20 @@ Fan-out latency is the client's receive time minus the message's `sent_us` (the 
 clock when it fanned the message out: docs/protocol.md, feature `timestamps`), corrected
 by the clock offset measured with `ping` when that offset is larger than its own error.
 
-The modules, from the input to the output (each imports only modules above it; `table`
-names `Worker` for its type alone):
+The modules, from the input to the output (each imports only modules above it):
 
 - `config`: `LoadConfig`, the run's whole input, and `LoadTestError`, the package's errors.
 - `stats`: `Hist` and `Interval`, what a worker counts each second and the coordinator
   merges.
 - `client`: the lean WebSocket client the seats talk through (thousands of sockets in one
-  process), and the few fields of a server message the load test reads.
+  process), framing with protocol/wsframes.py.
+- `messages`: the few fields of a server message the load test reads, and its codec.
 - `probes`: the server's CPU and memory, from /proc or its /metrics.
-- `table`: a `Table` of bot `Seat`s: each game's setup and each seat's answers (step 2).
-- `worker`: a worker process (`worker_main`): its sockets, its event loop, its intervals
+- `context`: what a worker's tables and seats share with it (its config, codec, random
+  source, current `Interval`, tasks and open sockets).
+- `seat`: a bot `Seat`: its socket, its requests, its answers to turn windows (step 2).
+- `table`: a `Table` of seats: each game's setup and the turn windows it times (step 2).
+- `worker`: a worker process (`worker_main`): its tables, its event loop, its intervals
   (steps 1 to 3, one process's share).
 - `plot`: the plot (matplotlib, imported only when a plot is asked for).
 - `report`: the JSON report assembled, read as a table, written with its plot (step 4).

@@ -3,10 +3,11 @@
 The client library (clients/client.py) reconnects, resumes, paces and types every
 message; that costs tens of microseconds per frame, which on a shared 2-core machine
 would be taken from the server being measured. Here a socket is a bare `asyncio.Protocol`
-that frames RFC 6455 itself (the headers with protocol/wsframes.py, shared with the
-server's own fast path), stamps each read with the time it arrived, and hands whole
-messages to a sink; messages are decoded into one lenient struct that reads only
-the fields the load tester looks at and skips the rest.
+that stamps each read with the time it arrived and hands whole messages to a sink (the
+seat, which decodes them: messages.py). Its frames are protocol/wsframes.py's, the
+framing the server's own fast path uses: headers parsed and written there, its frames
+masked there; what is left here is the client's side of RFC 6455 (the opening
+handshake, fragments joined, pings answered, the closing handshake).
 
 Plain `ws://` (and `wss://`), no extensions; frames from the client are masked as the RFC
 requires.
@@ -25,9 +26,6 @@ from random import getrandbits
 from typing import Protocol, cast
 from urllib.parse import urlsplit
 
-import msgspec
-from websockets.speedups import apply_mask
-
 from dicehall.protocol.wsframes import (
     BINARY,
     CLOSE,
@@ -37,122 +35,13 @@ from dicehall.protocol.wsframes import (
     PING,
     PONG,
     TEXT,
-    pack_masked_header,
+    masked_frame,
     parse_header,
 )
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _DATA = (CONTINUATION, TEXT, BINARY)
 _MAX_HEADER = 16384
-
-
-# --- what the load tester reads of a server message -------------------------------------
-
-
-class ErrorHead(msgspec.Struct):
-    name: str = "?"
-    code: int = 0
-
-
-class ActorHead(msgspec.Struct):
-    seat: int
-    kinds: list[str] = []
-
-
-class TurnHead(msgspec.Struct):
-    window: int
-    actors: list[ActorHead] = []
-
-
-class EventHead(msgspec.Struct):
-    type: str = ""
-
-
-class ActionHead(msgspec.Struct):
-    default: bool = False
-
-
-class Incoming(msgspec.Struct):
-    """Any server message, leniently: unknown fields are skipped, missing ones are None."""
-
-    type: str
-    id: int | None = None
-    ok: bool | None = None
-    result: msgspec.Raw = msgspec.Raw()
-    error: ErrorHead | None = None
-    room: str | None = None
-    seq: int | None = None
-    sent_us: int | None = None
-    window: int | None = None
-    actors: list[ActorHead] | None = None
-    event: EventHead | None = None
-    actions: list[ActionHead] | None = None
-    turn: TurnHead | None = None
-    code: int | None = None
-    features: list[str] | None = None
-    server: str | None = None
-    legal: list[msgspec.Raw] | None = None
-    """A `window`'s legal actions for this seat (the feature `legal_in_window`)."""
-
-
-class RoomRef(msgspec.Struct):
-    room: str
-    url: str | None = None
-    """Where the process that runs the room takes connections (when advertised)."""
-
-
-class CreateResult(msgspec.Struct):
-    room: RoomRef
-
-
-class JoinResult(msgspec.Struct):
-    seat: int
-
-
-class LegalResult(msgspec.Struct):
-    window: int | None = None
-    actions: list[msgspec.Raw] = []
-
-
-class ActResult(msgspec.Struct):
-    owes: list[str] = []
-    legal: list[msgspec.Raw] | None = None
-    """The next legal actions when `owes` is not empty (the feature `legal_in_window`)."""
-
-
-class HelloResult(msgspec.Struct):
-    features: list[str] = []
-
-
-class PingResult(msgspec.Struct):
-    time: int
-
-
-class Codec:
-    """Requests out, `Incoming` in, for one of the two subprotocols."""
-
-    def __init__(self, encoding: str) -> None:
-        self.encoding = encoding
-        self.subprotocol = f"dicehall.v1.{encoding}"
-        self.binary = encoding == "msgpack"
-        mod = msgspec.msgpack if self.binary else msgspec.json
-        self.encode = mod.Encoder().encode
-        self._incoming = mod.Decoder(Incoming)
-        self._mod = mod
-        self._empty = b"\x80" if self.binary else b"{}"
-
-    def decode(self, data: bytes) -> Incoming:
-        message: Incoming = self._incoming.decode(data)
-        return message
-
-    def result(self, raw: msgspec.Raw, typ: type[msgspec.Struct]) -> msgspec.Struct:
-        return self._mod.decode(raw or self._empty, type=typ)  # type: ignore[no-any-return]
-
-    def raw_value(self, raw: msgspec.Raw) -> object:
-        return self._mod.decode(raw)
-
-
-# --- the socket -------------------------------------------------------------------------
 
 
 class Sink(Protocol):
@@ -238,9 +127,10 @@ class WsClient(asyncio.Protocol):
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        mask = getrandbits(32).to_bytes(4, "big")
-        head = pack_masked_header(FIN | op, len(payload))
-        transport.write(head + mask + apply_mask(payload, mask))
+        # A fresh key per frame, as RFC 6455 asks, from `random` rather than the system's
+        # entropy: masking keeps a hostile page's bytes off proxies' caches, which a load
+        # generator's frames are not, and a system call per frame would be measured.
+        transport.write(masked_frame(FIN | op, payload, getrandbits(32).to_bytes(4, "big")))
 
     # --- internals ----------------------------------------------------------------------
 

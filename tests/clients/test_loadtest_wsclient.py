@@ -157,3 +157,15 @@ async def test_sent_frames_are_masked_with_every_length_encoding() -> None:
         (FIN | TEXT, b"text"),
         (FIN | CLOSE, b"\x03\xe9"),
     ]
+
+
+async def test_each_frame_has_a_key_of_its_own() -> None:
+    client, _, transport, answer = opened()
+    client.data_received(answer)
+    for _ in range(20):
+        client.send(b"same payload", binary=True)
+    keys, pos = set(), 0
+    while (header := parse_header(transport.written, pos, len(transport.written))) is not None:
+        keys.add(bytes(transport.written[header[2] - 4 : header[2]]))
+        pos = header[3]
+    assert len(keys) == 20  # (RFC 6455, 5.3: a fresh key per frame)

@@ -1,6 +1,7 @@
 """The project meets other packages only at their public seams: no private names of
-uvicorn, websockets or anyone else, no walking generators or frames, no swapping a
-library's asyncio protocol (the checker is tests/support/seams.py)."""
+uvicorn, websockets or anyone else, nor modules they do not document (websockets.speedups),
+no walking generators or frames, no swapping a library's asyncio protocol (the checker is
+tests/support/seams.py)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,13 @@ def rules(found: list[seams.Violation]) -> list[tuple[int, str]]:
         ("from uvicorn.protocols._x import y\n", "private-import"),
         ("from websockets.legacy import _parse\n", "private-import"),
         ("import uvicorn._compat\n", "private-import"),
+        # Modules that websockets does not document, though no underscore says so.
+        ("from websockets.speedups import apply_mask\n", "private-import"),
+        ("import websockets.speedups\n", "private-import"),
+        ("from websockets import speedups\n", "private-import"),
+        ("from websockets.utils import accept_key\n", "private-import"),
+        ("from websockets.legacy import framing\n", "private-import"),
+        ('monkeypatch.setattr("websockets.speedups.apply_mask", len)\n', "private-attribute"),
         ("transport.set_protocol(p)\n", "set-protocol"),
         ("frame = sys._getframe()\n", "frame-access"),
         ("from sys import _getframe\n", "frame-access"),
@@ -163,6 +171,8 @@ def test_the_line_is_the_violations(tmp_path: Path) -> None:
         "from . import _sibling\nfrom .._parent import thing\n",
         "from tests.support._local import helper\nimport dicehall.server._internal\n",
         "from typing import NamedTuple\n",
+        "from websockets.frames import Frame\nfrom websockets import connect, frames\n",
+        "import websockets.asyncio.client\nfrom websockets.legacy.server import serve\n",
         "text = 'gen.gi_yieldfrom and send.__self__ in a string'\n",
         "color = Color.RED._value_\n",
     ],

@@ -7,11 +7,14 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.servers import ROOT, ServerProcess
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -25,9 +28,9 @@ FLAGS = [
 ]
 SHOTS = ROOT / "docs" / "screenshots"
 """Written only when DICEHALL_SCREENSHOTS=1 (`make screenshots`): tests leave the tree clean."""
-DESKTOP = {"width": 1280, "height": 900}
-LAPTOP = {"width": 1280, "height": 720}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 900}
+LAPTOP: ViewportSize = {"width": 1280, "height": 720}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 TIMEOUT_MS = 15_000
 WIRE_WORDS = re.compile(r"\bmessage \d|\bseq\b|snapshot|white[12]\b|\bfree[12]\b|\{|\}")
 """What a log line must not say: the protocol's words (a player reads the log)."""
@@ -68,7 +71,7 @@ class Player:
         browser: Browser,
         server: ServerProcess,
         name: str,
-        viewport: dict[str, int] | None = None,
+        viewport: ViewportSize | None = None,
     ) -> None:
         self.context = browser.new_context(viewport=viewport or DESKTOP)
         self.page: Page = self.context.new_page()
@@ -158,7 +161,7 @@ def new_player(
     browser: Browser,
     server: ServerProcess,
     name: str,
-    viewport: dict[str, int] | None = None,
+    viewport: ViewportSize | None = None,
 ) -> Player:
     """A new tab as `name`, closed after the test with the `players` fixture's others."""
     player = Player(browser, server, name, viewport=viewport)

@@ -13,15 +13,19 @@ go to docs/screenshots/.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 from tests.support.servers import ServerProcess, running_server
 
 from .webpage import LAPTOP, Browser, Player, new_player, save_shot
 
 GAMES = ["qwinto", "qwixx", "qwirkle", "yamb"]
-PHONES = [
+PHONES: list[ViewportSize] = [
     {"width": 360, "height": 800},
     {"width": 390, "height": 844},
     {"width": 414, "height": 896},
@@ -188,3 +192,113 @@ def test_a_spectator_sees_the_qwirkle_board_centred_on_its_tiles(
         page.set_viewport_size(size)
         page.wait_for_function(CENTRED)
     page.set_viewport_size(LAPTOP)
+
+
+ACTIONS = """() => {
+    const bad = [];
+    for (const row of document.querySelectorAll('table.rooms tr[data-room]')) {
+        for (const el of row.querySelectorAll('[data-key^="join-"], [data-key^="watch-"]')) {
+            // scrolled to by the page only (scrollIntoView would scroll the table's frame too)
+            const before = el.getBoundingClientRect();
+            window.scrollTo(0, window.scrollY + before.top - window.innerHeight / 2);
+            const r = el.getBoundingClientRect();
+            const top = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+            if (r.left < 0 || r.right > window.innerWidth || !(top && el.contains(top)))
+                bad.push(`${el.textContent} of ${row.dataset.room}: x ${r.left}..${r.right}`);
+        }
+    }
+    const frame = document.querySelector('.table-wrap');
+    if (frame.scrollWidth > frame.clientWidth + 1)
+        bad.push(`the rooms scroll sideways: ${frame.scrollWidth} in ${frame.clientWidth}`);
+    return bad;
+}"""
+BROKEN_NAMES = """(names) => {
+    const bad = [];
+    const texts = document.createTreeWalker(
+        document.querySelector('table.rooms tbody'), NodeFilter.SHOW_TEXT);
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+        for (const name of names) {
+            for (let i = t.data.indexOf(name); i >= 0; i = t.data.indexOf(name, i + 1)) {
+                const range = document.createRange();
+                range.setStart(t, i);
+                range.setEnd(t, i + name.length);
+                const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+                if (lines.size > 1) bad.push(`${name}: ${lines.size} lines`);
+            }
+        }
+    }
+    return bad;
+}"""
+
+
+def test_a_phone_shows_each_rooms_join_and_watch_and_whole_seat_names(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """Issue 33: at 390 px the rooms' table was 566 px wide in a 340 px frame, its Join and
+    Watch out of sight, and "strong-bot-1" broke at its hyphens. On a phone each room shows
+    its actions on screen, with no sideways scrolling, and every seat's name on one line."""
+    anne = "Anne-Marie Lefebvre-Dupont"
+    host = new_player(players, browser, server, anne, PHONES[1])
+    room: str = host.request(
+        "create",
+        {
+            "game": "qwixx",
+            "seats": 4,
+            "turn_window": 600,
+            "public": True,
+            "name": "Friday evening dice with the neighbours",
+        },
+    )["room"]["room"]
+    host.request("join", {"room": room, "seat": 0, "name": anne})
+    host.request("add_bots", {"room": room, "kind": "strong", "count": 2})
+    bo = new_player(players, browser, server, "Bo", PHONES[1])
+    page = bo.page
+    page.wait_for_selector(f"tr[data-room='{room}'] [data-key='join-{room}']")
+    listed = bo.request("rooms", {})["rooms"]
+    names = sorted({s["name"] for r in listed for s in r["seats"] if s["kind"] != "open"})
+    assert anne in names and "strong-bot-1" in names
+    found = []
+    for size in PHONES:
+        page.set_viewport_size(size)
+        found += [f"{size['width']} px: {p}" for p in page.evaluate(ACTIONS)]
+        found += [f"{size['width']} px: {p}" for p in page.evaluate(BROKEN_NAMES, names)]
+    assert found == [], "\n".join(found)
+
+
+MAIN_COLUMN = """() => {
+    const play = document.querySelector('.play').getBoundingClientRect();
+    const side = document.querySelector('.side').getBoundingClientRect();
+    return {
+        play: [play.left, play.right],
+        side: [side.left, side.right],
+        sheets: [...document.querySelectorAll('.seat-panel[data-seat]')].map((p) => {
+            const r = p.getBoundingClientRect();
+            const sheet = p.querySelector('.sheet');
+            return {
+                seat: p.dataset.seat,
+                x: [r.left, r.right],
+                scrolls: sheet.scrollWidth > sheet.clientWidth + 1,
+            };
+        }),
+    };
+}"""
+
+
+@pytest.mark.parametrize("game", ["qwinto", "qwixx", "yamb"])
+def test_a_spectator_sees_the_sheets_in_the_main_column_on_a_laptop(
+    players: list[Player], browser: Browser, server: ServerProcess, game: str
+) -> None:
+    """Issue 33: a spectator at 1280 x 720 had every sheet in the narrow side column and
+    only the dice in the wide one. The sheets are in the main column, as a seated player's
+    own is, each whole (not scrolled inside itself) and at least a third of its width."""
+    ed = new_player(players, browser, server, "Ed", LAPTOP)
+    bots_game(ed, game)
+    m = ed.page.evaluate(MAIN_COLUMN)
+    (left, right), side = m["play"], m["side"]
+    assert right - left > side[1] - side[0]  # the main column is the wide one
+    assert [s["seat"] for s in m["sheets"]] == ["0", "1"]
+    for s in m["sheets"]:
+        x0, x1 = s["x"]
+        assert left - 0.5 <= x0 and x1 <= right + 0.5, (s, m["play"])
+        assert x1 - x0 >= (right - left) / 3, (s, m["play"])
+        assert not s["scrolls"], s

@@ -1,8 +1,10 @@
 """The web client shows the games as their paper sheets and rules do, in a real headless
 Chromium: the Qwixx lock box is a padlock and the boxes a mark skipped are closed (on
-screen and for screen readers), each time-out is logged once, the lobby offers the
-publisher's rules (the `official` presets) in one click and the strong house bot as the
-default opponent, and the demo rooms (`--demo-rooms`) seat the strong bots.
+screen and for screen readers), a Qwixx cross stays inside its box with its number
+readable over it, each time-out is logged once, the lobby offers the publisher's rules
+(the `official` presets) in one click and the strong house bot as the default opponent,
+its form keeps what is typed in it whatever the lobby redraws, and the demo rooms
+(`--demo-rooms`) seat the strong bots.
 
 (The Yamb column labels are checked with the Yamb turn in test_web.py, and every test of
 both modules checks that no log line speaks the protocol's words: webpage.WIRE_WORDS.)
@@ -11,12 +13,16 @@ both modules checks that no log line speaks the protocol's words: webpage.WIRE_W
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
+
 from tests.support.servers import ServerProcess, running_server
 
-from .webpage import Browser, Player, new_player
+from .webpage import Browser, Page, Player, new_player
 
 NUMBERS = {
     "red": list(range(2, 13)),
@@ -149,6 +155,69 @@ def test_the_lobby_offers_the_publishers_rules_and_the_strong_bot(
     assert names == ["Ann", "strong-bot-1"]
 
 
+def next_lobby_refresh(page: Page) -> None:
+    """Wait for the lobby's next periodic refresh (every 3 s), which draws the rooms anew."""
+    page.evaluate("() => { document.querySelector('.lobby-side h2').dataset.seen = '1'; }")
+    page.wait_for_function("() => !document.querySelector('.lobby-side h2[data-seen]')")
+
+
+FOCUS = "() => [document.activeElement.id, document.activeElement.selectionStart]"
+
+
+def test_the_lobby_form_keeps_what_is_typed_across_its_redraws(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """Issue 33: a changed Seats redrew the form, so Tab to House bots left the focus on
+    the page and the 2 typed there went nowhere; the refresh of the rooms every 3 s redrew
+    it too (the caret, and a number not yet committed, lost). What is typed stays where it
+    is typed, and the limits that hang on it follow."""
+    eve = new_player(players, browser, server, "Eve")
+    page, keys = eve.page, eve.page.keyboard
+
+    def type_over(text: str) -> None:
+        keys.press("Control+a")
+        keys.type(text)
+
+    page.click("#f-seats")
+    type_over("3")
+    keys.press("Tab")
+    assert page.evaluate(FOCUS)[0] == "f-bots"
+    type_over("2")
+    assert page.input_value("#f-bots") == "2"
+    assert page.get_attribute("#f-bots", "max") == "2"  # 3 seats leave room for 2 bots
+    keys.press("Tab")
+    assert page.input_value("#f-bots") == "2"
+    # fewer seats: the house bots follow them down
+    page.click("#f-seats")
+    type_over("2")
+    keys.press("Tab")
+    assert page.evaluate(FOCUS)[0] == "f-bots"
+    assert page.input_value("#f-bots") == "1" and page.get_attribute("#f-bots", "max") == "1"
+
+    # the room's name, the caret moved back into it: a refresh, and the typing goes on there
+    page.click("#f-name")
+    keys.type("Friday dice")
+    keys.press("Home")
+    for _ in range(6):
+        keys.press("ArrowRight")
+    next_lobby_refresh(page)
+    assert page.evaluate(FOCUS) == ["f-name", 6]
+    keys.type(" night")
+    assert page.input_value("#f-name") == "Friday night dice"
+    # a number typed and not yet committed (no `change` yet) outlives a refresh too
+    page.click("#f-window")
+    type_over("45")
+    next_lobby_refresh(page)
+    assert page.evaluate(FOCUS)[0] == "f-window"
+    assert page.input_value("#f-window") == "45"
+    keys.press("Tab")
+
+    page.click("#create-room")
+    page.wait_for_selector("#room[data-seat='0']")
+    info = page.evaluate("window.dicehall.view.info")
+    assert (info["name"], len(info["seats"]), info["turn_window"]) == ("Friday night dice", 2, 45)
+
+
 def test_demo_rooms_seat_the_strong_bots_and_play_now_joins_one(
     players: list[Player], browser: Browser
 ) -> None:
@@ -169,3 +238,99 @@ def test_demo_rooms_seat_the_strong_bots_and_play_now_joins_one(
         assert "Ben" in names and any(n.startswith("strong-bot-") for n in names)
         ben.close()
         players.remove(ben)
+
+
+CROSSES = """() => {
+    const lum = (colour) => {
+        const [r, g, b] = colour.match(/[\\d.]+/g).slice(0, 3).map((v) => {
+            const c = Number(v) / 255;
+            return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const textRects = (root, keep) => {
+        const out = [];
+        const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+            if (!keep(t)) continue;
+            const range = document.createRange();
+            range.selectNodeContents(t);
+            out.push({node: t, rect: range.getBoundingClientRect()});
+        }
+        return out;
+    };
+    return [...document.querySelectorAll('.qwixx-sheet .box.marked')].map((box) => {
+        box.scrollIntoView({block: 'center', inline: 'nearest'}); // (hit testing: on screen)
+        const b = box.getBoundingClientRect();
+        const inside = (r) => r.left >= b.left - 0.5 && r.right <= b.right + 0.5
+            && r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5;
+        const cross = box.querySelector('.cross');
+        // the cross as drawn: its box, its parts' and its glyphs' (a text's line box)
+        const drawn = [cross, ...cross.querySelectorAll('*')].map((e) => e.getBoundingClientRect())
+            .concat(textRects(cross, () => true).map((t) => t.rect));
+        const [number] = textRects(box, (t) => !cross.contains(t) && /\\d/.test(t.data));
+        const g = number.rect;
+        const shown = number.node.parentElement;
+        // hit testing stands in for the order of painting: what is on top at the
+        // number's centre (the cross takes hits, so it would be found there if on top)
+        const top = document.elementFromPoint((g.left + g.right) / 2, (g.top + g.bottom) / 2);
+        const fg = lum(getComputedStyle(shown).color);
+        const bg = lum(getComputedStyle(box).backgroundColor);
+        return {
+            box: box.getAttribute('aria-label'),
+            crossInside: drawn.every(inside),
+            crossTakesHits: getComputedStyle(cross).pointerEvents !== 'none',
+            numberInside: inside(g),
+            numberOnTop: top === shown,
+            contrast: Math.round(((Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)) * 10) / 10,
+        };
+    });
+}"""
+GOOD_CROSS = {
+    "crossInside": True,
+    "crossTakesHits": True,
+    "numberInside": True,
+    "numberOnTop": True,
+}
+SIZES: list[ViewportSize] = [
+    {"width": 360, "height": 800},
+    {"width": 390, "height": 844},
+    {"width": 414, "height": 896},
+    {"width": 1280, "height": 720},
+]
+
+
+def test_a_qwixx_cross_stays_in_its_box_and_leaves_its_number_readable(
+    players: list[Player], browser: Browser, server: ServerProcess
+) -> None:
+    """Issue 33: the cross on a marked number covered it (the number grey under it) and
+    spilled out of its box (a phone's boxes, the other seats' smaller ones). On every box
+    marked, the player's and the others', at phone and laptop sizes: the cross is inside
+    its box and the number is on top of it, inside it, dark on the box (4.5:1 at least)."""
+    fay = new_player(players, browser, server, "Fay")
+    fay.create("qwixx", seats=2, bots=1, turn_window=600)
+    page = fay.page
+    # marks until both sheets have one (the bot's: in a smaller box, beside the player's)
+    seen = -1
+    for _ in range(30):
+        if page.locator(".seat-panel:not(.mine) .box.marked").count():
+            break
+        assert fay.wait_move(seen)
+        seen = fay.legal_count()
+        legal = page.locator(".seat-panel.mine button.box.legal")
+        if legal.count():
+            legal.first.click()
+        else:
+            page.click("button[data-action='pass']")
+        fay.wait_legal(seen)
+    else:
+        pytest.fail("the bot marked nothing in 30 windows")
+    page.locator(".seat-panel.mine .box.marked").first.wait_for()
+    found = []
+    for size in SIZES:
+        page.set_viewport_size(size)
+        for box in page.evaluate(CROSSES):
+            wrong = {k: v for k, v in box.items() if k in GOOD_CROSS and v != GOOD_CROSS[k]}
+            if wrong or box["contrast"] < 4.5:
+                found.append(f"{size['width']} px, {box['box']}: {wrong}, {box['contrast']}:1")
+    assert found == [], "\n".join(found)

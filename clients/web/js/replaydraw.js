@@ -136,7 +136,9 @@ export function drawBody(at) {
       { class: `game-${game}` },
       over,
       main,
-      h('div.others.replay-sheets', { 'aria-label': 'every seat' }, others, shown),
+      others.length || shown
+        ? h('div.others.replay-sheets', { 'aria-label': 'every seat' }, others, shown)
+        : null,
     ),
     h('aside.side', null, facts(at)),
   ];

@@ -95,6 +95,22 @@ export function othersOf(ctx, draw) {
   return out;
 }
 
+/**
+ * The seats' sheets, each drawn by `draw(seat, mine)`: a seated player's own goes into
+ * `main` and the others' beside it; a spectator has none of their own, so every seat's
+ * goes into the main (wide) column, side by side as it has room (issue 33).
+ */
+export function withSheets(ctx, main, draw) {
+  const me = ctx.seat;
+  if (me === null || me === undefined) {
+    const all = othersOf(ctx, (s) => draw(s, false));
+    main.push(h('div.others.all-sheets', { 'aria-label': 'the players' }, all));
+    return { main, others: [] };
+  }
+  main.push(seatPanel(ctx, me, draw(me, true)));
+  return { main, others: othersOf(ctx, (s) => draw(s, false)) };
+}
+
 export function failedBoxes(count, label = 'Failed throws') {
   const boxes = [];
   for (let i = 1; i <= 4; i++) {

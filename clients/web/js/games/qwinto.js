@@ -1,16 +1,7 @@
 // Qwinto: three sheared rows on a 3 x 12 grid, like the paper sheet (docs/rules.md, Qwinto).
 
 import { h } from '../dom.js';
-import {
-  LETTER,
-  actButton,
-  die,
-  failedBoxes,
-  othersOf,
-  seatName,
-  seatPanel,
-  title,
-} from './common.js';
+import { LETTER, actButton, die, failedBoxes, seatName, withSheets, title } from './common.js';
 
 const ROWS = ['red', 'yellow', 'blue'];
 const OFFSET = { red: 2, yellow: 1, blue: 0 };
@@ -197,8 +188,5 @@ export function render(ctx) {
     local.window = ctx.view.window;
     local.dice = null;
   }
-  const me = ctx.seat;
-  const main = [controls(ctx, local)];
-  if (me !== null && me !== undefined) main.push(seatPanel(ctx, me, sheet(ctx, me, true)));
-  return { main, others: othersOf(ctx, (s) => sheet(ctx, s, false)) };
+  return withSheets(ctx, [controls(ctx, local)], (s, mine) => sheet(ctx, s, mine));
 }

@@ -1,16 +1,7 @@
 // Qwixx: four rows of eleven boxes, red/yellow 2..12 and green/blue 12..2, marked left to right.
 
 import { h } from '../dom.js';
-import {
-  LETTER,
-  actButton,
-  die,
-  failedBoxes,
-  othersOf,
-  seatName,
-  seatPanel,
-  title,
-} from './common.js';
+import { LETTER, actButton, die, failedBoxes, seatName, withSheets, title } from './common.js';
 
 const ROWS = ['red', 'yellow', 'green', 'blue'];
 const SVG = 'http://www.w3.org/2000/svg';
@@ -32,6 +23,24 @@ function lockIcon() {
     body.setAttribute(k, String(v));
   body.setAttribute('fill', 'currentColor');
   svg.append(shackle, body);
+  return svg;
+}
+
+/** A pen's cross, drawn inside its box (a ✕ glyph's size is the font's: it spilled out of a
+ * phone's boxes); the box's number is painted over it, so it stays readable. */
+function crossIcon() {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('class', 'cross');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(SVG, 'path');
+  path.setAttribute('d', 'M2.5 2.5 13.5 13.5M13.5 2.5 2.5 13.5');
+  path.setAttribute('fill', 'none');
+  path.setAttribute('stroke', 'currentColor');
+  path.setAttribute('stroke-width', '2.2');
+  path.setAttribute('stroke-linecap', 'round');
+  svg.append(path);
   return svg;
 }
 const UP = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
@@ -67,8 +76,8 @@ function sheet(ctx, seat, interactive) {
         return h(
           'div.box.marked',
           { class: classes, 'aria-label': `${where}: marked` },
-          h('s', null, n),
-          h('span.cross', { 'aria-hidden': 'true' }, '✕'),
+          h('span.num', null, n),
+          crossIcon(),
         );
       }
       if (held && held.type === 'mark' && held.row === row && held.number === n) {
@@ -114,7 +123,7 @@ function sheet(ctx, seat, interactive) {
           dataset: { lock: locked ? 'locked' : closed ? 'closed' : 'open' },
         },
         lockIcon(),
-        locked || closed ? h('span.cross', { 'aria-hidden': 'true' }, '✕') : null,
+        locked || closed ? crossIcon() : null,
       ),
     );
     return h(
@@ -169,8 +178,5 @@ function waitingText(ctx) {
 }
 
 export function render(ctx) {
-  const me = ctx.seat;
-  const main = [controls(ctx)];
-  if (me !== null && me !== undefined) main.push(seatPanel(ctx, me, sheet(ctx, me, true)));
-  return { main, others: othersOf(ctx, (s) => sheet(ctx, s, false)) };
+  return withSheets(ctx, [controls(ctx)], (s, mine) => sheet(ctx, s, mine));
 }

@@ -1,7 +1,7 @@
 // Yamb: six dice to hold and roll, and the 13 x 6 table with its sums.
 
 import { h } from '../dom.js';
-import { actButton, othersOf, seatName, seatPanel } from './common.js';
+import { actButton, seatName, withSheets } from './common.js';
 
 const ROWS = [
   '1',
@@ -259,7 +259,5 @@ export function render(ctx) {
     ),
     diceView(ctx, local),
   ];
-  if (ctx.seat !== null && ctx.seat !== undefined)
-    main.push(seatPanel(ctx, ctx.seat, table(ctx, ctx.seat, true)));
-  return { main, others: othersOf(ctx, (s) => table(ctx, s, false)) };
+  return withSheets(ctx, main, (s, mine) => table(ctx, s, mine));
 }

@@ -4,7 +4,22 @@ Importing this package registers every game; look them up with `get_game(name)`.
 """
 
 from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
-from .base import JSON, Action, Event, Game, Option, State, action_kinds
+from .base import (
+    JSON,
+    Action,
+    Answered,
+    Applied,
+    Game,
+    Option,
+    Private,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_kinds,
+    as_wire,
+    held_answer,
+)
 from .errors import (
     EndlessGame,
     IllegalAction,
@@ -19,19 +34,26 @@ from .registry import all_games, game_names, get_game
 __all__ = [
     "JSON",
     "Action",
+    "Answered",
+    "Applied",
     "EndlessGame",
-    "Event",
     "Game",
     "IllegalAction",
     "InvalidOptions",
     "InvalidState",
     "Option",
+    "Private",
+    "Public",
     "RecordError",
+    "RuleEvent",
     "RulesError",
     "State",
+    "TimedOut",
     "UnknownGame",
     "action_kinds",
     "all_games",
+    "as_wire",
     "game_names",
     "get_game",
+    "held_answer",
 ]

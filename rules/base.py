@@ -14,8 +14,22 @@ seats answer the same roll at once; their answers are held until the last one is
 timed out) and then applied together. A new window id means a new deadline.
 
 Every mutator validates first and raises `IllegalAction` (with a stable `rule` name)
-leaving the state exactly as it was. Events are plain dicts with a "type"; an event with
-a "for" key is private to that seat.
+leaving the state exactly as it was.
+
+Each mutator returns what happened as a list of typed events (`RuleEvent`): `Applied` (a
+seat's action took effect), `TimedOut` (a seat's window ran out: its default follows),
+`Answered` (a seat answered a shared window, what it chose hidden until the window
+resolves), `Public` (any other event of the game, as everyone sees it) and `Private` (one
+event as its own seat sees it and as everyone else does). `wire()` gives an event's JSON,
+which is what the server sends as it is: `Private.wire()` is the public form; its seat is
+sent `mine.wire()` instead.
+
+An answer held back: `apply_action` returns `[Answered(seat, held=True)]` alone exactly
+when the answer is in, the window stays open with the same id, and nobody else can see
+anything change but who has answered (`held_answer` reads it). The server keeps that
+event back, unnumbered, until the window resolves, so a shared window costs one commit
+rather than one per answer (server/room.py); tests/rules/test_conformance.py holds every
+game to it.
 """
 
 from __future__ import annotations
@@ -29,10 +43,98 @@ from .errors import IllegalAction, InvalidOptions, InvalidState
 from .fair import Draw, commitment, new_seed
 
 Action = Mapping[str, Any]
-Event = dict[str, Any]
 JSON = dict[str, Any]
 
 S = TypeVar("S", bound="State")
+
+
+# --- events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Public:
+    """An event of the game's own (a roll, a turn, the end) that every member sees as it
+    is: `data` is its wire JSON, "type" first."""
+
+    data: JSON
+
+    def wire(self) -> JSON:
+        return self.data
+
+
+@dataclass(frozen=True)
+class Applied:
+    """`seat`'s `action` took effect, in canonical form; `extra` adds what it scored
+    (Qwirkle's points and qwirkles, Yamb's value) after the action on the wire."""
+
+    seat: int
+    action: JSON
+    extra: JSON | None = None
+
+    def wire(self) -> JSON:
+        out: JSON = {"type": "applied", "seat": self.seat, "action": self.action}
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """`seat`'s window ran out; the events of its default (docs/rules.md) follow."""
+
+    seat: int
+
+    def wire(self) -> JSON:
+        return {"type": "timeout", "seat": self.seat}
+
+
+@dataclass(frozen=True)
+class Answered:
+    """`seat` answered a shared window (Qwinto, Qwixx); what it chose stays hidden until
+    the window resolves, when an `Applied` per seat says it. `held`: the answer changed
+    nothing else anyone can see and the window stays open, same id (the module
+    docstring's held-back answer); not when it resolved the window or opened a new one."""
+
+    seat: int
+    held: bool = False
+
+    def wire(self) -> JSON:
+        return {"type": "answered", "seat": self.seat}
+
+
+@dataclass(frozen=True)
+class Private:
+    """One event told two ways: `seat` sees `mine` (Qwirkle: the tiles it drew), every
+    other member `public` (how many). Both go out under one seq."""
+
+    seat: int
+    mine: Public | Applied
+    public: Public | Applied
+
+    def wire(self) -> JSON:
+        """What everyone but `seat` sees."""
+        return self.public.wire()
+
+
+RuleEvent = Public | Applied | TimedOut | Answered | Private
+
+
+def held_answer(events: list[RuleEvent]) -> Answered | None:
+    """The `Answered` of an answer held back (`apply_action` returned it alone, `held`),
+    or None: see the module docstring."""
+    if len(events) == 1:
+        event = events[0]
+        if isinstance(event, Answered) and event.held:
+            return event
+    return None
+
+
+def as_wire(events: Iterable[RuleEvent], seat: int | None = None) -> list[JSON]:
+    """The events' JSON as `seat` sees them (None: a spectator), for tools and tests; the
+    room sends both forms of a `Private` itself."""
+    return [
+        e.mine.wire() if isinstance(e, Private) and e.seat == seat else e.wire() for e in events
+    ]
 
 
 @dataclass(frozen=True)
@@ -220,10 +322,10 @@ class State(ABC):
         return action_kinds(self.legal_actions(seat))
 
     @abstractmethod
-    def apply_action(self, seat: object, action: Action) -> list[Event]: ...
+    def apply_action(self, seat: object, action: Action) -> list[RuleEvent]: ...
 
     @abstractmethod
-    def apply_timeout(self, seat: object) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[RuleEvent]:
         """Apply the rules' default (docs/rules.md) for an actor whose window ran out.
 
         May leave chance pending (a Yamb seat that never rolled gets its roll first); the
@@ -241,10 +343,10 @@ class State(ABC):
         """The outcome the seed gives for the pending chance event; changes nothing."""
 
     @abstractmethod
-    def apply_chance(self, outcome: Mapping[str, Any]) -> list[Event]:
+    def apply_chance(self, outcome: Mapping[str, Any]) -> list[RuleEvent]:
         """Apply a chance outcome (validated: it must be a possible one)."""
 
-    def resolve_chance(self) -> tuple[JSON, list[Event]]:
+    def resolve_chance(self) -> tuple[JSON, list[RuleEvent]]:
         outcome = self.sample_chance()
         return outcome, self.apply_chance(outcome)
 

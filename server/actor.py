@@ -6,8 +6,9 @@ sequence order. After a command that made messages the actor awaits `commit` (th
 backend delivers; the Redis backend persists, publishes, then delivers) before it answers
 the caller or takes the next command: nothing is shown that is not committed, and the only
 thing acknowledged before its commit is an answer a shared window keeps back, which shows
-nothing (server/room.py, `RoomCore._keeps_back`). The deadline is an absolute time kept in
-the core: the timer is only a reminder, re-armed whenever the core's deadline changes.
+nothing (rules/base.py, `held_answer`; `RoomCore.act`). The deadline is an absolute time
+kept in the core: the timer is only a reminder, re-armed whenever the core's deadline
+changes.
 
 Compiled (server/compiled.py): every request to a room passes here. Its waiting (the
 room's task, a commit that must be awaited, stopping) is in server/room_task.py.

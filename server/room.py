@@ -28,7 +28,19 @@ from dicehall.protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from dicehall.rules import Game, IllegalAction, State, action_kinds, get_game
+from dicehall.rules import (
+    Answered,
+    Applied,
+    Game,
+    IllegalAction,
+    Private,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_kinds,
+    get_game,
+    held_answer,
+)
 from dicehall.rules.bots import bot_names
 from dicehall.rules.fair import new_seed
 from dicehall.rules.records import new_record
@@ -38,10 +50,6 @@ from .outgoing import Outgoing
 from .roomlog import MessageLog, RecordLog
 from .seat import Seat, Status
 from .snapshot import FORMAT, SavedRoom, SnapshotError
-
-ANSWERED = "answered"
-"""The rules' event for "this seat's answer to the shared window is in, content held"
-(Qwinto and Qwixx: docs/games/)."""
 
 
 class RoomCore:
@@ -81,8 +89,8 @@ class RoomCore:
         self.deadline: float | None = None
         """Absolute unix time at which the open window closes."""
         self._done: list[SeatAction] = []
-        self._answers: list[dict[str, Any]] = []
-        """The open window's `answered` events, kept back (`_keeps_back`) until it resolves."""
+        self._answers: list[Answered] = []
+        """The open window's answers held back (`act`) until it resolves."""
         self.last_activity = 0.0
         self.autostart = autostart
         self.host_key = host_key
@@ -116,7 +124,7 @@ class RoomCore:
             window=self.window_id,
             deadline=self.deadline,
             done=list(self._done),
-            answers=list(self._answers),
+            answers=[a.wire() for a in self._answers],
             last_activity=self.last_activity,
             record=dict(self.record_head) if self.record_head is not None else None,
             record_bytes=len(self.record_log.data),
@@ -161,7 +169,7 @@ class RoomCore:
         core.window_id = saved.window
         core.deadline = saved.deadline
         core._done = list(saved.done)
-        core._answers = list(saved.answers)
+        core._answers = [Answered(a["seat"], held=True) for a in saved.answers]
         core.last_activity = saved.last_activity
         record = saved.record
         if saved.format == 1 and record is not None:
@@ -447,8 +455,14 @@ class RoomCore:
             raise errors.IllegalActionError(exc.message, rule=exc.rule) from None
         # a command's action is its own fresh map: no copy per entry of the record
         self._log({"seat": seat, "action": action if type(action) is dict else dict(action)})
-        if self._keeps_back(state, events):
-            self._answers += events
+        # An answer held back (rules/base.py) waits, unnumbered, for its window to resolve
+        # and goes out then, before what resolved it. So it needs no commit of its own
+        # (one commit per window, not per answer: a failover may lose it, and the window is
+        # announced again: docs/protocol.md, "What a failover keeps"), and members who
+        # asked see who answered at once (`progress`).
+        held = held_answer(events)
+        if held is not None:
+            self._answers.append(held)
             self.last_activity = now
             return []
         return self._advance(events, now)
@@ -464,27 +478,12 @@ class RoomCore:
             return []
         return state.legal_kinds(seat)
 
-    def _keeps_back(self, state: State, events: list[dict[str, Any]]) -> bool:
-        """An answer to a shared window that leaves it open (Qwinto, Qwixx) only says that
-        the seat answered: its `answered` event waits, unnumbered, for the window to
-        resolve, and goes out then, before what resolved it. So such an answer needs no
-        commit of its own (one commit per window instead of one per answer: a failover may
-        lose it, and the window is announced again: docs/protocol.md, "What a failover
-        keeps"), and members who asked for it see who answered at once (`progress`)."""
-        return (
-            bool(events)
-            and state.window() == self.window_id
-            and not state.is_over()
-            and not state.chance_pending()
-            and all(e.get("type") == ANSWERED and "for" not in e for e in events)
-        )
-
     def progress(self) -> Progress | None:
         """Who has answered the open window so far, while their answers are kept back: the
         `progress` feature's message (unnumbered: `seq` is the last message's)."""
         if not self._answers or self.window_id is None:
             return None
-        answered = [e["seat"] for e in self._answers]
+        answered = [a.seat for a in self._answers]
         return Progress(room=self.id, seq=self.seq, window=self.window_id, answered=answered)
 
     def expire(self, now: float) -> list[Outgoing]:
@@ -493,7 +492,7 @@ class RoomCore:
         if self.deadline is None or now < self.deadline:
             return []
         window = self.window_id
-        events: list[dict[str, Any]] = []
+        events: list[RuleEvent] = []
         out: list[Outgoing] = []
         while not state.is_over() and state.window() == window:
             if state.chance_pending():
@@ -505,12 +504,12 @@ class RoomCore:
         out += self._advance(events, now)
         return out
 
-    def _advance(self, events: list[dict[str, Any]], now: float) -> list[Outgoing]:
+    def _advance(self, events: list[RuleEvent], now: float) -> list[Outgoing]:
         """Resolve chance, then turn the engine's events and window changes into messages."""
         state = self.state
         assert state is not None
         if self._answers:
-            events, self._answers = self._answers + events, []
+            events, self._answers = [*self._answers, *events], []
         while state.chance_pending():
             events += self._chance(state)
         out = self._events(events)
@@ -523,43 +522,35 @@ class RoomCore:
             out.append(self._open_window(state, now))
         return out
 
-    def _chance(self, state: State) -> list[dict[str, Any]]:
+    def _chance(self, state: State) -> list[RuleEvent]:
         outcome, events = state.resolve_chance()
         self._log({"chance": outcome})
         return events
 
-    def _events(self, events: list[dict[str, Any]]) -> list[Outgoing]:
-        """One message per event; a private event and its public twin share one seq."""
+    def _events(self, events: list[RuleEvent]) -> list[Outgoing]:
+        """One message per event; both forms of a private one share its seq."""
         out: list[Outgoing] = []
-        it = iter(events)
-        for event in it:
-            self._note(event)
-            if "for" in event:
-                twin = next(it)
-                self._note(twin)
-                private = {k: v for k, v in event.items() if k != "for"}
-                seq = self._next()
-                out.append(
-                    self._keep(
-                        Outgoing(
-                            Event(room=self.id, seq=seq, event=twin),
-                            {event["for"]: Event(room=self.id, seq=seq, event=private)},
-                        )
-                    )
-                )
+        for event in events:
+            seq = self._next()
+            if isinstance(event, Private):
+                self._note(event.public)
+                mine: dict[int, RoomMessage] = {
+                    event.seat: Event(room=self.id, seq=seq, event=event.mine.wire())
+                }
+                sent = Outgoing(Event(room=self.id, seq=seq, event=event.public.wire()), mine)
             else:
-                out.append(self._keep(Outgoing(Event(room=self.id, seq=self._next(), event=event))))
+                self._note(event)
+                sent = Outgoing(Event(room=self.id, seq=seq, event=event.wire()))
+            out.append(self._keep(sent))
         return out
 
-    def _note(self, event: Mapping[str, Any]) -> None:
-        """Collect what each seat did in the open window for its `window_closed`."""
-        kind = event.get("type")
-        if kind == "applied" and "for" not in event:
-            self._done.append(
-                SeatAction(seat=event["seat"], action=event.get("action"), default=False)
-            )
-        elif kind == "timeout":
-            self._done.append(SeatAction(seat=event["seat"], action=None, default=True))
+    def _note(self, event: RuleEvent) -> None:
+        """Collect what each seat did in the open window for its `window_closed` (as
+        everyone saw it: a private action's public form)."""
+        if isinstance(event, Applied):
+            self._done.append(SeatAction(seat=event.seat, action=event.action, default=False))
+        elif isinstance(event, TimedOut):
+            self._done.append(SeatAction(seat=event.seat, action=None, default=True))
 
     def reopen(self) -> list[Outgoing]:
         """Announce the open turn window again, same id and deadline: a process that took

@@ -26,7 +26,7 @@ from dicehall.protocol.messages.common import SeatAction
 from .seat import Seat, Status
 
 FORMAT = 5
-"""5: the open window's `answered` events kept back (`answers`: RoomCore._keeps_back);
+"""5: the open window's `answered` events kept back (`answers`: `RoomCore.act`);
 4: seats' presence (`connected`), `left` and the spectators too, so that the journal of
 commands after the snapshot (server/journal.py) runs again exactly as it ran, and a
 process of an earlier version, which would not run the journal, refuses it; 3: the

@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..base import JSON, Action, Event, State, action_type, check_fields, field_of
+from ..base import (
+    JSON,
+    Action,
+    Answered,
+    Applied,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_type,
+    check_fields,
+    field_of,
+)
 from ..errors import IllegalAction, InvalidState
 from .sheet import (
     BOXES,
@@ -48,8 +60,11 @@ ACTION_TYPES = ("roll", "reroll", "enter", "pass")
 
 
 def _held_to_json(code: int) -> JSON | None:
-    if code == NO_ANSWER:
-        return None
+    return None if code == NO_ANSWER else _answer_json(code)
+
+
+def _answer_json(code: int) -> JSON:
+    """A given answer (a pass or an entry) as its action."""
     if code == PASS:
         return {"type": "pass"}
     r, b = divmod(code, BOXES)
@@ -296,7 +311,7 @@ class QwintoState(State):
             out.append({"type": "reroll"})
         return out
 
-    def apply_action(self, seat: object, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[RuleEvent]:
         seat = self._check_actor(seat)
         kind = action_type(action, ACTION_TYPES)
         phase = self.phase
@@ -317,7 +332,7 @@ class QwintoState(State):
             self.phase = ROLL
             self.values = ()
             self.total = 0
-            return [{"type": "applied", "seat": seat, "action": {"type": "reroll"}}]
+            return [Applied(seat, {"type": "reroll"})]
         if phase == CHOOSE:
             raise IllegalAction("choose and roll the dice first", "wrong-phase")
         if kind == "pass":
@@ -338,39 +353,34 @@ class QwintoState(State):
             raise IllegalAction(*error)
         return self._answer(seat, r * BOXES + box)
 
-    def apply_timeout(self, seat: object) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[RuleEvent]:
         seat = self._check_actor(seat)
-        events: list[Event] = [{"type": "timeout", "seat": seat}]
+        events: list[RuleEvent] = [TimedOut(seat)]
         if self.phase == CHOOSE:
             events += self._roll(seat, ALL_DICE)
         else:
             events += self._answer(seat, PASS)
         return events
 
-    def _roll(self, seat: int, dice: tuple[int, ...]) -> list[Event]:
+    def _roll(self, seat: int, dice: tuple[int, ...]) -> list[RuleEvent]:
         self.dice = dice
         self.phase = ROLL
-        return [
-            {
-                "type": "applied",
-                "seat": seat,
-                "action": {"type": "roll", "dice": [COLOURS[i] for i in dice]},
-            }
-        ]
+        return [Applied(seat, {"type": "roll", "dice": [COLOURS[i] for i in dice]})]
 
-    def _answer(self, seat: int, code: int) -> list[Event]:
-        events: list[Event] = [{"type": "answered", "seat": seat}]
+    def _answer(self, seat: int, code: int) -> list[RuleEvent]:
         self.held[seat] = code
-        if self.phase == CONFIRM:
+        # the active seat's answer to a roll it could roll again opens everyone's window
+        opened = self.phase == CONFIRM
+        if opened:
             self.phase = ANSWER
             self.win += 1
         if NO_ANSWER not in self.held:
-            events += self._resolve()
-        return events
+            return [Answered(seat), *self._resolve()]
+        return [Answered(seat, held=not opened)]
 
-    def _resolve(self) -> list[Event]:
+    def _resolve(self) -> list[RuleEvent]:
         """Apply every held answer of the roll at once, then penalty, end check, next turn."""
-        events: list[Event] = []
+        events: list[RuleEvent] = []
         n = self.total
         active = self.active
         entered = self.held[active] >= 0
@@ -379,17 +389,17 @@ class QwintoState(State):
             if code >= 0:
                 r, b = divmod(code, BOXES)
                 self.sheets[s][r][b] = n
-            events.append({"type": "applied", "seat": s, "action": _held_to_json(code)})
+            events.append(Applied(s, _answer_json(code)))
             self.held[s] = NO_ANSWER
         if not entered:
             self.failed[active] += 1
-            events.append({"type": "failed_throw", "seat": active})
+            events.append(Public({"type": "failed_throw", "seat": active}))
         if any(
             f >= MAX_FAILED or full_rows(sheet) >= 2
             for sheet, f in zip(self.sheets, self.failed, strict=True)
         ):
             self.phase = OVER
-            events.append({"type": "game_over", "scores": self.scores()})
+            events.append(Public({"type": "game_over", "scores": self.scores()}))
             return events
         self.active = (active + 1) % self.seats
         self.phase = CHOOSE
@@ -398,7 +408,7 @@ class QwintoState(State):
         self.total = 0
         self.rerolled = False
         self.win += 1
-        events.append({"type": "turn", "seat": self.active})
+        events.append(Public({"type": "turn", "seat": self.active}))
         return events
 
     # --- chance --------------------------------------------------------------------------
@@ -410,7 +420,7 @@ class QwintoState(State):
         draw = self._draw()
         return {"dice": {COLOURS[i]: draw.die() for i in self.dice}}
 
-    def apply_chance(self, outcome: Mapping[str, Any]) -> list[Event]:
+    def apply_chance(self, outcome: Mapping[str, Any]) -> list[RuleEvent]:
         if self.phase != ROLL:
             raise IllegalAction("no roll is due", "no-chance-pending")
         rolled = outcome.get("dice") if isinstance(outcome, Mapping) else None
@@ -434,7 +444,7 @@ class QwintoState(State):
         self.chance_count += 1
         self.phase = CONFIRM if self.reroll_option and not self.rerolled else ANSWER
         self.win += 1
-        return [{"type": "rolled", "dice": dict(zip(names, values, strict=True))}]
+        return [Public({"type": "rolled", "dice": dict(zip(names, values, strict=True))})]
 
     # --- results and views ---------------------------------------------------------------
 

@@ -13,7 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..base import JSON, Action, Event, State, action_type, check_fields, field_of
+from ..base import (
+    JSON,
+    Action,
+    Applied,
+    Private,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_type,
+    check_fields,
+    field_of,
+)
 from ..errors import IllegalAction, InvalidState
 from .board import (
     COPIES,
@@ -249,7 +261,7 @@ class QwirkleState(State):
     def _may_pass(self, seat: int) -> bool:
         return self.bag_size == 0 and not has_placement(self.board, self.hands[seat])
 
-    def apply_action(self, seat: object, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[RuleEvent]:
         seat = self._check_actor(seat)
         kind = action_type(action, ACTION_TYPES)
         if kind == "place":
@@ -258,7 +270,7 @@ class QwirkleState(State):
             return self._swap(seat, action)
         return self._pass(seat, action)
 
-    def _place(self, seat: int, action: Action) -> list[Event]:
+    def _place(self, seat: int, action: Action) -> list[RuleEvent]:
         check_fields(action, ("tiles",))
         raw = field_of(action, "tiles", list)
         placed = [parse_tile(item, True) for item in raw]
@@ -276,21 +288,11 @@ class QwirkleState(State):
         self.hands[seat] = rest
         self.points[seat] += points
         self.passes = 0
-        events: list[Event] = [
-            {
-                "type": "applied",
-                "seat": seat,
-                "action": {
-                    "type": "place",
-                    "tiles": [{**tile_json(c), "x": x, "y": y} for x, y, c in placed],
-                },
-                "points": points,
-                "qwirkles": qwirkles,
-            }
-        ]
+        place = {"type": "place", "tiles": [{**tile_json(c), "x": x, "y": y} for x, y, c in placed]}
+        events: list[RuleEvent] = [Applied(seat, place, {"points": points, "qwirkles": qwirkles})]
         if not rest and not self.bag_size:
             self.points[seat] += END_BONUS
-            events.append({"type": "bonus", "seat": seat, "points": END_BONUS})
+            events.append(Public({"type": "bonus", "seat": seat, "points": END_BONUS}))
             self._finish(events)
             return events
         need = min(HAND_SIZE - len(rest), self.bag_size)
@@ -301,7 +303,7 @@ class QwirkleState(State):
             self._next_turn(events)
         return events
 
-    def _swap(self, seat: int, action: Action) -> list[Event]:
+    def _swap(self, seat: int, action: Action) -> list[RuleEvent]:
         check_fields(action, ("tiles",))
         raw = field_of(action, "tiles", list)
         codes = [parse_tile(item, False)[2] for item in raw]
@@ -323,44 +325,43 @@ class QwirkleState(State):
         self.draw_seat = seat
         self.draw_count = len(codes)
         return [
-            {
-                "type": "applied",
-                "for": seat,
-                "seat": seat,
-                "action": {"type": "swap", "tiles": [tile_json(c) for c in codes]},
-            },
-            {"type": "applied", "seat": seat, "action": {"type": "swap", "count": len(codes)}},
+            Private(
+                seat,
+                Applied(seat, {"type": "swap", "tiles": [tile_json(c) for c in codes]}),
+                Applied(seat, {"type": "swap", "count": len(codes)}),
+            )
         ]
 
-    def _pass(self, seat: int, action: Action) -> list[Event]:
+    def _pass(self, seat: int, action: Action) -> list[RuleEvent]:
         check_fields(action, ())
         if self.bag_size:
             raise IllegalAction("no passing while the bag holds tiles", "bag-not-empty")
         if has_placement(self.board, self.hands[seat]):
             raise IllegalAction("no passing while a placement is legal", "placement-available")
         self.passes += 1
-        events: list[Event] = [{"type": "applied", "seat": seat, "action": {"type": "pass"}}]
+        events: list[RuleEvent] = [Applied(seat, {"type": "pass"})]
         self._next_turn(events)
         return events
 
-    def apply_timeout(self, seat: object) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[RuleEvent]:
         seat = self._check_actor(seat)
         self.passes += 1
-        events: list[Event] = [{"type": "timeout", "seat": seat}]
+        events: list[RuleEvent] = [TimedOut(seat)]
         self._next_turn(events)
         return events
 
-    def _next_turn(self, events: list[Event]) -> None:
+    def _next_turn(self, events: list[RuleEvent]) -> None:
         if self.passes >= self.seats:
             self._finish(events)
             return
         self.turn = (self.turn + 1) % self.seats
         self.win += 1
-        events.append({"type": "turn", "seat": self.turn})
+        events.append(Public({"type": "turn", "seat": self.turn}))
 
-    def _finish(self, events: list[Event]) -> None:
+    def _finish(self, events: list[RuleEvent]) -> None:
         self.over = True
-        events.append({"type": "game_over", "scores": self.scores(), "winners": self.winners()})
+        over = {"type": "game_over", "scores": self.scores(), "winners": self.winners()}
+        events.append(Public(over))
 
     # --- chance --------------------------------------------------------------------------
 
@@ -373,7 +374,7 @@ class QwirkleState(State):
         tiles = [pool.pop(draw.below(len(pool))) for _ in range(self.draw_count)]
         return {"seat": self.draw_seat, "tiles": [tile_json(c) for c in tiles]}
 
-    def apply_chance(self, outcome: Mapping[str, Any]) -> list[Event]:
+    def apply_chance(self, outcome: Mapping[str, Any]) -> list[RuleEvent]:
         if not self.chance_pending():
             raise IllegalAction("no chance event is pending", "no-chance-pending")
         codes = self._check_outcome(outcome)
@@ -391,15 +392,13 @@ class QwirkleState(State):
                 self.bag[c] += 1
             self.bag_size += len(self.returning)
             self.returning = []
-        events: list[Event] = [
-            {
-                "type": "drew",
-                "for": seat,
-                "seat": seat,
-                "tiles": [tile_json(c) for c in codes],
-                "bag": self.bag_size,
-            },
-            {"type": "drew", "seat": seat, "count": len(codes), "bag": self.bag_size},
+        tiles = [tile_json(c) for c in codes]
+        events: list[RuleEvent] = [
+            Private(
+                seat,
+                Public({"type": "drew", "seat": seat, "tiles": tiles, "bag": self.bag_size}),
+                Public({"type": "drew", "seat": seat, "count": len(codes), "bag": self.bag_size}),
+            )
         ]
         if self.dealing:
             if seat + 1 < self.seats:
@@ -434,7 +433,7 @@ class QwirkleState(State):
             codes.append(code)
         return codes
 
-    def _start(self, events: list[Event]) -> None:
+    def _start(self, events: list[RuleEvent]) -> None:
         """The start rule: the biggest line-set in hand starts; ties go to the lower seat."""
         sizes = [largest_set(h) for h in self.hands]
         best = max(sizes)
@@ -443,8 +442,8 @@ class QwirkleState(State):
         self.dealing = False
         self.turn = self.starter
         self.win += 1
-        events.append({"type": "start", "seat": self.starter, "size": best})
-        events.append({"type": "turn", "seat": self.turn})
+        events.append(Public({"type": "start", "seat": self.starter, "size": best}))
+        events.append(Public({"type": "turn", "seat": self.turn}))
 
     # --- results and views ---------------------------------------------------------------
 

@@ -10,7 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from ..base import JSON, Action, Event, State, action_type, check_fields, field_of
+from ..base import (
+    JSON,
+    Action,
+    Answered,
+    Applied,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_type,
+    check_fields,
+    field_of,
+)
 from ..errors import IllegalAction, InvalidState
 from .sheet import (
     BOX,
@@ -312,14 +324,14 @@ class QwixxState(State):
             )
         return {"type": "mark", "row": colour, "number": number}, row, box
 
-    def apply_action(self, seat: object, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[RuleEvent]:
         actor = self._check_answering(seat)
         move, row, box = self._parse(actor, action)
         return self._answer(actor, move, row, box, [])
 
-    def apply_timeout(self, seat: object) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[RuleEvent]:
         actor = self._check_answering(seat)
-        return self._answer(actor, {"type": "pass"}, -1, -1, [{"type": "timeout", "seat": actor}])
+        return self._answer(actor, {"type": "pass"}, -1, -1, [TimedOut(actor)])
 
     def _check_answering(self, seat: object) -> int:
         """`_check_actor`, but a seat that already answered the white roll is told so
@@ -334,15 +346,17 @@ class QwixxState(State):
         return self._check_actor(seat)
 
     def _answer(
-        self, seat: int, move: JSON, row: int, box: int, events: list[Event]
-    ) -> list[Event]:
+        self, seat: int, move: JSON, row: int, box: int, events: list[RuleEvent]
+    ) -> list[RuleEvent]:
         if self._phase == WHITE:
             self._held[seat] = move
-            events.append({"type": "answered", "seat": seat})
-            if None not in self._held:
+            if None in self._held:
+                events.append(Answered(seat, held=True))
+            else:
+                events.append(Answered(seat))
                 self._resolve_white(events)
             return events
-        events.append({"type": "applied", "seat": seat, "action": move})
+        events.append(Applied(seat, move))
         if row >= 0:
             self._active_marked = True
             if self._mark(seat, row, box, events):
@@ -353,16 +367,16 @@ class QwixxState(State):
             self._end_turn(events)
         return events
 
-    def _mark(self, seat: int, row: int, box: int, events: list[Event]) -> bool:
+    def _mark(self, seat: int, row: int, box: int, events: list[RuleEvent]) -> bool:
         """Marks a box; True when that locked the row."""
         self._marks[seat][row] |= 1 << box
         if box != LAST_BOX:
             return False
         self._locks[seat] |= 1 << row
-        events.append({"type": "locked", "seat": seat, "row": COLOURS[row]})
+        events.append(Public({"type": "locked", "seat": seat, "row": COLOURS[row]}))
         return True
 
-    def _resolve_white(self, events: list[Event]) -> None:
+    def _resolve_white(self, events: list[RuleEvent]) -> None:
         """All answers are in: apply them together, in seat order. A lock made here closes
         its row only afterwards, so every seat answered the same open sheet."""
         held = self._held
@@ -370,7 +384,7 @@ class QwixxState(State):
         for s in range(self.seats):
             move = held[s]
             assert move is not None
-            events.append({"type": "applied", "seat": s, "action": move})
+            events.append(Applied(s, move))
             if move["type"] == "mark":
                 row = ROW_OF[move["row"]]
                 if self._mark(s, row, BOX[row][move["number"]], events):
@@ -388,7 +402,7 @@ class QwixxState(State):
         else:
             self._end_turn(events)
 
-    def _close(self, rows: int, events: list[Event]) -> None:
+    def _close(self, rows: int, events: list[RuleEvent]) -> None:
         fresh = rows & ~self._closed
         if not fresh:
             return
@@ -396,13 +410,13 @@ class QwixxState(State):
         for r in range(4):
             if fresh >> r & 1:
                 self._dice[2 + r] = 0  # the die leaves the game at once
-                events.append({"type": "row_closed", "row": COLOURS[r]})
+                events.append(Public({"type": "row_closed", "row": COLOURS[r]}))
 
-    def _end_turn(self, events: list[Event]) -> None:
+    def _end_turn(self, events: list[RuleEvent]) -> None:
         active = self._active
         if not self._active_marked:
             self._failed[active] += 1
-            events.append({"type": "failed_throw", "seat": active})
+            events.append(Public({"type": "failed_throw", "seat": active}))
             if self._failed[active] >= MAX_FAILED:
                 self._finish(events)
                 return
@@ -410,11 +424,11 @@ class QwixxState(State):
         self._active_marked = False
         self._phase = ROLL
         self._dice = []
-        events.append({"type": "turn", "seat": self._active})
+        events.append(Public({"type": "turn", "seat": self._active}))
 
-    def _finish(self, events: list[Event]) -> None:
+    def _finish(self, events: list[RuleEvent]) -> None:
         self._phase = OVER
-        events.append({"type": "game_over", "scores": self.scores()})
+        events.append(Public({"type": "game_over", "scores": self.scores()}))
 
     # --- chance --------------------------------------------------------------------------
 
@@ -426,7 +440,7 @@ class QwixxState(State):
         keys = _ROLL_KEYS[self._closed]
         return {"dice": {k: draw.die() for k in DICE if k in keys}}
 
-    def apply_chance(self, outcome: Mapping[str, Any]) -> list[Event]:
+    def apply_chance(self, outcome: Mapping[str, Any]) -> list[RuleEvent]:
         if self._phase != ROLL:
             raise IllegalAction("no roll is pending", "no-chance-pending")
         if not isinstance(outcome, Mapping) or set(outcome) != {"dice"}:
@@ -441,7 +455,7 @@ class QwixxState(State):
         self.chance_count += 1
         self._phase = WHITE
         self._window += 1
-        return [{"type": "rolled", "dice": {k: dice[k] for k in DICE if k in dice}}]
+        return [Public({"type": "rolled", "dice": {k: dice[k] for k in DICE if k in dice}})]
 
     # --- results and views ---------------------------------------------------------------
 

@@ -11,7 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import JSON, Action, Event, State, action_type, check_fields, field_of
+from ..base import (
+    JSON,
+    Action,
+    Applied,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    action_type,
+    check_fields,
+    field_of,
+)
 from ..errors import IllegalAction, InvalidState
 from .table import (
     CALL,
@@ -295,7 +306,7 @@ class YambState(State):
 
     # --- actions -------------------------------------------------------------------------
 
-    def apply_action(self, seat: object, action: Action) -> list[Event]:
+    def apply_action(self, seat: object, action: Action) -> list[RuleEvent]:
         seat = self._check_actor(seat)
         kind = action_type(action, ("roll", "call", "write"))
         if kind == "roll":
@@ -303,13 +314,13 @@ class YambState(State):
             mask = _mask_of(field_of(action, "hold", list))
             self._check_roll(seat, mask)
             self.pending, self.held = seat, mask
-            return [_applied(seat, {"type": "roll", "hold": _holds(mask)})]
+            return [Applied(seat, {"type": "roll", "hold": _holds(mask)})]
         if kind == "call":
             check_fields(action, ("row",))
             row = _row_of(field_of(action, "row", str))
             self._check_call(seat, row)
             self.called[seat] = row
-            return [_applied(seat, {"type": "call", "row": ROWS[row]})]
+            return [Applied(seat, {"type": "call", "row": ROWS[row]})]
         check_fields(action, ("column", "row"))
         column = field_of(action, "column", str)
         if column not in COLUMN_INDEX:
@@ -364,21 +375,15 @@ class YambState(State):
         if col == HAND and rolls != 1:
             raise IllegalAction("the hand column takes only the first roll", "hand-first-roll")
 
-    def _write(self, seat: int, col: int, row: int) -> list[Event]:
+    def _write(self, seat: int, col: int, row: int) -> list[RuleEvent]:
         """Write the cell (already validated), end the seat's turn, open the next window."""
         value = cell_value(self.dice[seat], row)
         self.cells[seat][col * NROWS + row] = value
         self.rolls[seat] = 0
         self.dice[seat] = list(_NO_DICE)
         self.called[seat] = _NO_ROW
-        events: list[Event] = [
-            {
-                "type": "applied",
-                "seat": seat,
-                "action": {"type": "write", "column": COLUMNS[col], "row": ROWS[row]},
-                "value": value,
-            }
-        ]
+        write = {"type": "write", "column": COLUMNS[col], "row": ROWS[row]}
+        events: list[RuleEvent] = [Applied(seat, write, {"value": value})]
         if self.simultaneous:
             self.wrote[seat] = True
             if not all(self.wrote):
@@ -386,14 +391,14 @@ class YambState(State):
             self.wrote = [False] * self.seats
         self.turn += 1
         if self.turn >= self._end:
-            events.append({"type": "game_over", "scores": self.scores()})
+            events.append(Public({"type": "game_over", "scores": self.scores()}))
         elif self.simultaneous:
-            events.append({"type": "round", "round": self.turn + 1})
+            events.append(Public({"type": "round", "round": self.turn + 1}))
         else:
-            events.append({"type": "turn", "seat": self.turn % self.seats})
+            events.append(Public({"type": "turn", "seat": self.turn % self.seats}))
         return events
 
-    def apply_timeout(self, seat: object) -> list[Event]:
+    def apply_timeout(self, seat: object) -> list[RuleEvent]:
         """Roll first if the seat has not; else write the best-scoring legal cell.
 
         Best-scoring: the cell whose value raises the seat's total the most now, ties to
@@ -401,10 +406,10 @@ class YambState(State):
         is made among them and announced and written at once.
         """
         seat = self._check_actor(seat)
-        events: list[Event] = [{"type": "timeout", "seat": seat}]
+        events: list[RuleEvent] = [TimedOut(seat)]
         if self.rolls[seat] == 0:
             self.pending, self.held = seat, 0
-            events.append(_applied(seat, {"type": "roll", "hold": []}))
+            events.append(Applied(seat, {"type": "roll", "hold": []}))
             return events
         called = self.called[seat]
         if called >= 0:
@@ -426,7 +431,7 @@ class YambState(State):
         col, row = divmod(best, NROWS)
         if col == CALL:
             self.called[seat] = row
-            events.append(_applied(seat, {"type": "call", "row": ROWS[row]}))
+            events.append(Applied(seat, {"type": "call", "row": ROWS[row]}))
         return events + self._write(seat, col, row)
 
     # --- chance --------------------------------------------------------------------------
@@ -440,7 +445,7 @@ class YambState(State):
         dice = [old[i] if held >> i & 1 else draw.die() for i in range(6)]
         return {"seat": self.pending, "dice": dice}
 
-    def apply_chance(self, outcome: Mapping[str, Any]) -> list[Event]:
+    def apply_chance(self, outcome: Mapping[str, Any]) -> list[RuleEvent]:
         seat = self.pending
         if seat < 0:
             raise IllegalAction("no chance event is pending", "no-chance-pending")
@@ -462,7 +467,8 @@ class YambState(State):
         self.rolls[seat] += 1
         self.pending, self.held = _NOBODY, 0
         self.chance_count += 1
-        return [{"type": "rolled", "seat": seat, "dice": list(dice), "roll": self.rolls[seat]}]
+        rolled = {"type": "rolled", "seat": seat, "dice": list(dice), "roll": self.rolls[seat]}
+        return [Public(rolled)]
 
     # --- results and views ---------------------------------------------------------------
 
@@ -526,10 +532,6 @@ class YambState(State):
     def render(self, seat: int, name: str = "") -> str:
         cells = self.cells[seat]
         return render_table(cells, name, table_total(cells) if self.is_over() else None)
-
-
-def _applied(seat: int, action: JSON) -> Event:
-    return {"type": "applied", "seat": seat, "action": action}
 
 
 def _row_of(name: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dicehall.rules import get_game
+from dicehall.rules import as_wire, get_game
 from dicehall.rules.base import State
 from tests.support.servers import ROOT
 
@@ -71,7 +71,7 @@ def play(game: str, seed: int, stop: int | None = None) -> tuple[State, list[dic
         else:
             seat = state.actors()[0]
             new = state.apply_action(seat, rng.choice(state.legal_actions(seat)))
-        events += [dict(e) for e in new if "for" not in e]
+        events += as_wire(new)
         stop = None if stop is None else stop - 1
     return state, events
 

@@ -40,6 +40,7 @@ from dicehall.protocol.messages.server import (
     Window,
     WindowClosed,
 )
+from dicehall.rules import RuleEvent, as_wire
 from dicehall.rules.registry import get_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,9 +205,10 @@ def _replay(
     game: str, options: dict[str, Any], seats: int, seed: bytes, ordered: list[Any]
 ) -> list[dict[str, Any]]:
     """Apply what each `window_closed` says was done (defaults as time-outs) to a new game
-    with the revealed seed, resolving chance as the server does: the engine's events."""
+    with the revealed seed, resolving chance as the server does: the engine's events, as
+    a spectator sees them."""
     state = get_game(game).new_state(seats, options, seed)
-    events: list[dict[str, Any]] = []
+    events: list[RuleEvent] = []
     for message in ordered:
         if not isinstance(message, WindowClosed):
             continue
@@ -218,7 +220,7 @@ def _replay(
             while state.chance_pending():
                 events += state.resolve_chance()[1]
     assert state.is_over()
-    return [e for e in events if "for" not in e]
+    return as_wire(events)
 
 
 def test_transcript_is_a_consistent_session() -> None:

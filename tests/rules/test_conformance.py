@@ -11,7 +11,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dicehall.rules import IllegalAction, State, all_games, get_game
+from dicehall.rules import (
+    Answered,
+    Applied,
+    IllegalAction,
+    Private,
+    Public,
+    RuleEvent,
+    State,
+    TimedOut,
+    all_games,
+    as_wire,
+    get_game,
+    held_answer,
+)
 from dicehall.rules.base import JSON
 
 GAMES = [g.name for g in all_games()]
@@ -32,10 +45,6 @@ def nodes(value: Any) -> Iterator[Any]:
         yield value
         for v in value:
             yield from nodes(v)
-
-
-def visible(event: JSON, viewer: int | None) -> bool:
-    return "for" not in event or event["for"] == viewer
 
 
 def garbage_actions(state: State, seat: int, rng: Random) -> list[Any]:
@@ -118,18 +127,45 @@ def check_invariants(state: State, rng: Random) -> None:
     assert state.to_dict() == data
 
 
-def check_events(state: State, events: list[JSON]) -> None:
+def check_events(state: State, events: list[RuleEvent]) -> None:
+    """Events are typed, their JSON a map with a "type", and none shows a seat's secret
+    to another: what one seat alone may see only ever comes in a `Private`, as `mine`."""
+    hidden = [state.hidden(s) for s in range(state.seats)]
     for event in events:
-        assert isinstance(event, dict) and isinstance(event.get("type"), str)
-        json.dumps(event)
-        inside = list(nodes(event))
-        for s in range(state.seats):
-            for secret in state.hidden(s):
-                viewers = [v for v in [*range(state.seats), None] if v != s and visible(event, v)]
-                for v in viewers:
-                    own = state.hidden(v) if v is not None else []
+        assert isinstance(event, Public | Applied | TimedOut | Answered | Private), event
+        forms: dict[int | None, JSON] = {None: event.wire()}  # (what everyone else sees)
+        if isinstance(event, Private):
+            forms[event.seat] = event.mine.wire()
+        for viewer, seen in forms.items():
+            assert isinstance(seen, dict) and isinstance(seen.get("type"), str)
+            json.dumps(seen)
+            inside = list(nodes(seen))
+            own = hidden[viewer] if viewer is not None else []
+            for s, secrets in enumerate(hidden):
+                for secret in secrets if s != viewer else ():
                     if secret not in own:
-                        assert secret not in inside, f"event {event} leaks {secret} of seat {s}"
+                        assert secret not in inside, f"{event} shows {secret} of seat {s}"
+
+
+def check_held_back(before: State, after: State, seat: int, events: list[RuleEvent]) -> None:
+    """`apply_action` says an answer is held back (rules/base.py) exactly when the server
+    may keep it back: the seat only answered and its window stays open, same id; and then
+    nobody else sees anything change but who has answered."""
+    only_answered = len(events) == 1 and isinstance(events[0], Answered)
+    stays_open = (
+        after.window() == before.window() and not after.is_over() and not after.chance_pending()
+    )
+    held = held_answer(events)
+    assert (held is not None) == (only_answered and stays_open), events
+    if held is None:
+        return
+    assert held.seat == seat
+    assert after.actors() == tuple(s for s in before.actors() if s != seat)
+    assert after.scores() == before.scores()
+    for v in [*(s for s in range(after.seats) if s != seat), None]:
+        was, now = before.view(v), after.view(v)
+        changed = {k for k in was.keys() | now.keys() if was.get(k) != now.get(k)}
+        assert changed <= {"answered", "actors"}, f"a held answer changed {changed} for {v}"
 
 
 def play(state: State, rng: Random, timeout_rate: float, check: bool, max_steps: int) -> int:
@@ -147,15 +183,16 @@ def play(state: State, rng: Random, timeout_rate: float, check: bool, max_steps:
             events = state.apply_chance(outcome)
         else:
             seat = rng.choice(state.actors())
+            before = state.clone()
             if rng.random() < timeout_rate:
                 events = state.apply_timeout(seat)
             else:
                 legal = state.legal_actions(seat)
                 action = rng.choice(legal)
-                before = state.clone()
                 events = state.apply_action(seat, action)
                 for other in legal[:3]:
                     before.clone().apply_action(seat, other)
+                check_held_back(before, state, seat, events)
         if check:
             check_events(state, events)
         steps += 1
@@ -246,7 +283,7 @@ def test_held_answers_do_not_change_other_views(name: str) -> None:
             ea, eb = a.apply_action(seat, legal[0]), b.apply_action(seat, legal[-1])
             for v in [x for x in range(state.seats) if x != seat] + [None]:
                 assert a.view(v) == b.view(v)
-                assert [e for e in ea if visible(e, v)] == [e for e in eb if visible(e, v)]
+                assert as_wire(ea, v) == as_wire(eb, v)
             checked += 1
         state.apply_action(seat, rng.choice(legal))
     assert checked > 10, "too few shared windows were seen to check anything"

@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from dicehall.rules import IllegalAction, InvalidState, get_game
+from dicehall.rules import (
+    Answered,
+    Applied,
+    IllegalAction,
+    InvalidState,
+    Public,
+    RuleEvent,
+    TimedOut,
+    get_game,
+)
 from dicehall.rules.base import JSON
 from dicehall.rules.qwinto import GAME
 from dicehall.rules.qwinto.sheet import empty_sheet, render, rows_from_json, score, score_sheet
@@ -57,7 +66,7 @@ def put(state: QwintoState, seat: int, sheet_rows: Mapping[str, Any], failed: in
     state.failed[seat] = failed
 
 
-def roll(state: QwintoState, **dice: int) -> list[JSON]:
+def roll(state: QwintoState, **dice: int) -> list[RuleEvent]:
     """The active seat chooses `dice` and they show the given values (no seed involved)."""
     events = state.apply_action(state.active, {"type": "roll", "dice": list(dice)})
     assert state.chance_pending()
@@ -257,17 +266,14 @@ def test_choose_offers_every_non_empty_subset_in_canonical_order() -> None:
     assert all(a["dice"] == sorted(a["dice"], key=["red", "yellow", "blue"].index) for a in legal)
     assert state.legal_actions(1) == []
     events = state.apply_action(0, {"type": "roll", "dice": ["blue", "red"]})
-    assert events == [
-        {"type": "applied", "seat": 0, "action": {"type": "roll", "dice": ["red", "blue"]}}
-    ]
+    assert events == [Applied(0, {"type": "roll", "dice": ["red", "blue"]})]
     assert set(state.sample_chance()["dice"]) == {"red", "blue"}
 
 
 def test_choose_time_out_rolls_all_three_dice() -> None:
     state = new(2)
     events = state.apply_timeout(0)
-    assert events[0] == {"type": "timeout", "seat": 0}
-    assert events[1]["action"] == {"type": "roll", "dice": ["red", "yellow", "blue"]}
+    assert events == [TimedOut(0), Applied(0, {"type": "roll", "dice": ["red", "yellow", "blue"]})]
     assert state.chance_pending()
     outcome = state.sample_chance()
     assert list(outcome["dice"]) == ["red", "yellow", "blue"]
@@ -301,7 +307,7 @@ def test_chance_is_pure_counted_and_validated() -> None:
         assert err.value.rule == "impossible-outcome"
         assert state.to_dict() == before
     events = state.apply_chance({"dice": {"yellow": 6, "red": 2}})
-    assert events == [{"type": "rolled", "dice": {"red": 2, "yellow": 6}}]
+    assert events == [Public({"type": "rolled", "dice": {"red": 2, "yellow": 6}})]
     assert state.chance_count == 1 and state.total == 8
 
 
@@ -315,8 +321,8 @@ def test_only_the_active_seat_is_penalised_for_passing() -> None:
     state.apply_action(2, PASS)
     events = state.apply_action(0, PASS)
     assert state.failed == [1, 0, 0]
-    assert {"type": "failed_throw", "seat": 0} in events
-    assert events[-1] == {"type": "turn", "seat": 1}
+    assert Public({"type": "failed_throw", "seat": 0}) in events
+    assert events[-1] == Public({"type": "turn", "seat": 1})
     # next turn: seat 1 is active and enters; seat 0 passes without penalty
     roll(state, blue=3)
     state.apply_action(0, PASS)
@@ -329,16 +335,13 @@ def test_only_the_active_seat_is_penalised_for_passing() -> None:
 def test_a_seat_that_times_out_has_passed() -> None:
     state = new(3)
     roll(state, yellow=4)
-    assert state.apply_timeout(1) == [
-        {"type": "timeout", "seat": 1},
-        {"type": "answered", "seat": 1},
-    ]
+    assert state.apply_timeout(1) == [TimedOut(1), Answered(1, held=True)]
     assert state.hidden(1) == [PASS]
     state.apply_timeout(0)
     events = state.apply_timeout(2)
     assert state.failed == [1, 0, 0]
     assert state.sheets == [empty_sheet()] * 3
-    assert [e["action"] for e in events if e["type"] == "applied"] == [PASS, PASS, PASS]
+    assert [e for e in events if isinstance(e, Applied)] == [Applied(s, PASS) for s in (0, 1, 2)]
     with pytest.raises(IllegalAction):
         state.apply_timeout(0)  # seat 1 is active now
 
@@ -361,7 +364,7 @@ def test_answers_to_one_roll_are_held_then_applied_together() -> None:
     assert state.actors() == (0, 1, 2)
     seen = state.view(1)
     events = state.apply_action(0, enter("red", 0))
-    assert events == [{"type": "answered", "seat": 0}]
+    assert events == [Answered(0, held=True)]
     assert state.window() == window
     assert state.actors() == (1, 2)
     assert state.sheets[0] == empty_sheet()  # not applied yet
@@ -379,11 +382,11 @@ def test_answers_to_one_roll_are_held_then_applied_together() -> None:
 
     state.apply_action(2, enter("yellow", 9))
     events = state.apply_action(1, enter("red", 0))
-    applied = [e for e in events if e["type"] == "applied"]
-    assert applied == [
-        {"type": "applied", "seat": 0, "action": enter("red", 0)},
-        {"type": "applied", "seat": 1, "action": enter("red", 0)},
-        {"type": "applied", "seat": 2, "action": enter("yellow", 9)},
+    assert events[:4] == [
+        Answered(1),  # the last answer resolves the window: nothing is held back
+        Applied(0, enter("red", 0)),
+        Applied(1, enter("red", 0)),
+        Applied(2, enter("yellow", 9)),
     ]
     assert state.sheets[0][0][0] == state.sheets[1][0][0] == state.sheets[2][1][9] == 6
     assert state.hidden(0) == [] and state.window() != window
@@ -397,7 +400,7 @@ def test_four_failed_throws_end_the_game() -> None:
     state.apply_action(1, enter("red", 0))
     events = state.apply_action(0, PASS)
     assert state.is_over() and state.failed == [4, 0]
-    assert events[-1] == {"type": "game_over", "scores": [-20, 1]}
+    assert events[-1] == Public({"type": "game_over", "scores": [-20, 1]})
     assert state.scores() == [-20, 1] and state.winners() == [1]
     assert state.actors() == () and state.legal_actions(1) == []
     refused(state, 1, PASS, "game-over")
@@ -439,7 +442,7 @@ def test_two_seats_can_end_the_game_on_the_same_roll() -> None:
     assert state.sheets[1][2][0] == 12 and state.sheets[2][1][9] == 12
     assert state.scores() == [10 + 12, 1, 10 + 12]
     assert state.winners() == [0, 2]
-    assert events[-1] == {"type": "game_over", "scores": [22, 1, 22]}
+    assert events[-1] == Public({"type": "game_over", "scores": [22, 1, 22]})
 
 
 def test_game_over_check_waits_for_every_answer() -> None:
@@ -473,7 +476,7 @@ def test_official_preset_lets_the_active_seat_reroll_once() -> None:
     refused(state, 1, PASS, "not-your-turn")
     window = state.window()
     events = state.apply_action(0, {"type": "reroll"})
-    assert events == [{"type": "applied", "seat": 0, "action": {"type": "reroll"}}]
+    assert events == [Applied(0, {"type": "reroll"})]
     assert state.chance_pending() and state.actors() == ()
     assert set(state.sample_chance()["dice"]) == {"red", "blue"}
     state.apply_chance({"dice": {"red": 6, "blue": 5}})
@@ -493,7 +496,8 @@ def test_answering_in_confirm_keeps_the_roll() -> None:
     state = new(3, preset="official")
     roll(state, yellow=3)
     window = state.window()
-    assert state.apply_action(0, enter("yellow", 4)) == [{"type": "answered", "seat": 0}]
+    # a new window opens (no more rolling again): the answer is not held back alone
+    assert state.apply_action(0, enter("yellow", 4)) == [Answered(0)]
     assert state.phase == "answer" and state.actors() == (1, 2)
     assert state.window() != window
     assert state.hidden(0) == [enter("yellow", 4)]
@@ -508,7 +512,7 @@ def test_confirm_time_out_passes_and_keeps_the_roll() -> None:
     state = new(2, preset="official")
     roll(state, blue=5)
     events = state.apply_timeout(0)
-    assert events == [{"type": "timeout", "seat": 0}, {"type": "answered", "seat": 0}]
+    assert events == [TimedOut(0), Answered(0)]
     assert not state.chance_pending() and state.actors() == (1,)
     state.apply_action(1, enter("blue", 3))
     assert state.failed == [1, 0] and state.sheets[1][2][3] == 5
@@ -519,7 +523,7 @@ def test_single_seat_confirm_answer_resolves_at_once() -> None:
     roll(state, red=4)
     events = state.apply_action(0, enter("red", 2))
     assert state.sheets[0][0][2] == 4
-    assert events[-1] == {"type": "turn", "seat": 0}
+    assert events[-1] == Public({"type": "turn", "seat": 0})
     assert state.phase == "choose"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from dicehall.rules.base import JSON
+from dicehall.rules.base import JSON, Applied, Private, Public, RuleEvent, TimedOut, as_wire
 from dicehall.rules.errors import IllegalAction, InvalidState
 from dicehall.rules.fair import Draw
 from dicehall.rules.qwirkle import (
@@ -60,9 +60,9 @@ def swap(*texts: str) -> JSON:
     return {"type": "swap", "tiles": tiles(*texts)}
 
 
-def deal(state: QwirkleState, hands: Sequence[Sequence[str]]) -> list[JSON]:
+def deal(state: QwirkleState, hands: Sequence[Sequence[str]]) -> list[RuleEvent]:
     """Apply the opening deal as explicit draws, one per seat in seat order."""
-    events: list[JSON] = []
+    events: list[RuleEvent] = []
     for seat, hand in enumerate(hands):
         events += state.apply_chance({"seat": seat, "tiles": tiles(*hand)})
     return events
@@ -146,9 +146,13 @@ def test_108_tiles_and_the_deal_is_one_chance_event_per_seat() -> None:
     for seat in range(3):
         outcome = state.sample_chance()
         assert outcome["seat"] == seat and len(outcome["tiles"]) == 6
+        bag = 108 - 6 * (seat + 1)
         events = state.apply_chance(outcome)
-        assert events[0]["for"] == seat and events[0]["tiles"] == outcome["tiles"]
-        assert events[1] == {"type": "drew", "seat": seat, "count": 6, "bag": 108 - 6 * (seat + 1)}
+        assert events[0] == Private(
+            seat,
+            Public({"type": "drew", "seat": seat, "tiles": outcome["tiles"], "bag": bag}),
+            Public({"type": "drew", "seat": seat, "count": 6, "bag": bag}),
+        )
     assert state.chance_count == 3 and state.bag_size == 90
     assert [len(h) for h in state.hands] == [6, 6, 6]
     assert not state.chance_pending() and len(state.actors()) == 1
@@ -185,8 +189,8 @@ def test_start_rule_biggest_set_starts_and_must_open_with_that_size() -> None:
     events = deal(
         state, [["Rc", "Os", "Yd", "Gt", "Bl", "Px"], ["Rc", "Rs", "Rd", "Bt", "Bl", "Bx"]]
     )
-    assert {"type": "start", "seat": 1, "size": 3} in events
-    assert events[-1] == {"type": "turn", "seat": 1}
+    assert Public({"type": "start", "seat": 1, "size": 3}) in events
+    assert events[-1] == Public({"type": "turn", "seat": 1})
     assert state.actors() == (1,) and state.starter == 1
     illegal(state, 0, place((0, 0, "Rc")), "not-your-turn")
     illegal(state, 1, place((0, 0, "Rc"), (1, 0, "Rs")), "opening-size")
@@ -198,7 +202,7 @@ def test_start_rule_biggest_set_starts_and_must_open_with_that_size() -> None:
     assert len(legal) == 72 and all(a["type"] == "place" for a in legal)
     assert place((-2, 0, "Rd"), (-1, 0, "Rs"), (0, 0, "Rc")) in legal
     assert place((0, -1, "Bx"), (0, 0, "Bt"), (0, 1, "Bl")) in legal
-    events = state.apply_action(1, place((0, 0, "Rc"), (1, 0, "Rs"), (2, 0, "Rd")))
+    events = as_wire(state.apply_action(1, place((0, 0, "Rc"), (1, 0, "Rs"), (2, 0, "Rd"))))
     assert events[0]["points"] == 3
     assert state.scores() == [0, 3]
     assert state.chance_pending() and (state.draw_seat, state.draw_count) == (1, 3)
@@ -224,7 +228,7 @@ def test_lone_first_tile_scores_one_in_solitaire() -> None:
     deal(state, [["Rc", "Os", "Yd", "Gt", "Bl", "Px"]])
     legal = state.legal_actions(0)
     assert legal == [place((0, 0, t)) for t in ("Rc", "Os", "Yd", "Gt", "Bl", "Px")]
-    events = state.apply_action(0, place((0, 0, "Gt")))
+    events = as_wire(state.apply_action(0, place((0, 0, "Gt"))))
     assert events[0]["points"] == 1 and state.scores() == [1]
     state.apply_chance({"seat": 0, "tiles": tiles("Gs")})
     assert state.actors() == (0,) and state.window() == 2
@@ -323,7 +327,7 @@ def test_a_placement_that_breaks_a_perpendicular_line_is_refused() -> None:
 
 def test_tiles_on_both_sides_of_a_board_tile_form_one_contiguous_line() -> None:
     state = position([(1, 0, "Rs")], [["Rc", "Rd", "Ox"], ["Gx"]])
-    events = state.apply_action(0, place((0, 0, "Rc"), (2, 0, "Rd")))
+    events = as_wire(state.apply_action(0, place((0, 0, "Rc"), (2, 0, "Rd"))))
     assert events[0]["points"] == 3
     assert board_texts(state) == {(0, 0): "Rc", (1, 0): "Rs", (2, 0): "Rd"}
 
@@ -331,7 +335,7 @@ def test_tiles_on_both_sides_of_a_board_tile_form_one_contiguous_line() -> None:
 def test_tiles_laid_parallel_to_a_line_touch_it_through_their_columns() -> None:
     """Oc Os under Rc Rs: row Oc-Os 2, column Rc/Oc 2, column Rs/Os 2: 6 points."""
     state = position(ROW, [["Oc", "Os", "Bx"], ["Gx"]])
-    events = state.apply_action(0, place((0, 1, "Oc"), (1, 1, "Os")))
+    events = as_wire(state.apply_action(0, place((0, 1, "Oc"), (1, 1, "Os"))))
     assert events[0]["points"] == 6 and events[0]["qwirkles"] == 0
 
 
@@ -348,12 +352,12 @@ def test_one_tile_scores_every_line_it_touches() -> None:
         == 4
     )
     state = position(board, [["Rs", "Gx"], ["Ox"]])
-    assert state.apply_action(0, place((1, 0, "Rs")))[0]["points"] == 4
+    assert as_wire(state.apply_action(0, place((1, 0, "Rs"))))[0]["points"] == 4
 
 
 def test_a_line_is_scored_once_however_many_tiles_it_gets() -> None:
     state = position([(0, 0, "Rc")], [["Rs", "Rd", "Rt", "Bx"], ["Ox"]])
-    events = state.apply_action(0, place((1, 0, "Rs"), (2, 0, "Rd"), (3, 0, "Rt")))
+    events = as_wire(state.apply_action(0, place((1, 0, "Rs"), (2, 0, "Rd"), (3, 0, "Rt"))))
     assert events[0]["points"] == 4
 
 
@@ -362,7 +366,7 @@ def test_qwirkle_scoring_in_two_directions() -> None:
     Bt/Rt (2): 14 points, one Qwirkle."""
     board = [(0, 0, "Rc"), (1, 0, "Rs"), (2, 0, "Rd"), (3, -1, "Bt")]
     state = position(board, [["Rt", "Rl", "Rx", "Gx"], ["Ox"]])
-    events = state.apply_action(0, place((3, 0, "Rt"), (4, 0, "Rl"), (5, 0, "Rx")))
+    events = as_wire(state.apply_action(0, place((3, 0, "Rt"), (4, 0, "Rl"), (5, 0, "Rx"))))
     assert (events[0]["points"], events[0]["qwirkles"]) == (14, 1)
     assert state.scores() == [14, 0]
 
@@ -372,7 +376,7 @@ def test_double_qwirkle_with_one_tile() -> None:
     board = [(i, 0, t) for i, t in enumerate(["Rc", "Rs", "Rd", "Rt", "Rl"])]
     board += [(5, -5 + i, t) for i, t in enumerate(["Ox", "Yx", "Gx", "Bx", "Px"])]
     state = position(board, [["Rx", "Gc"], ["Oc"]])
-    events = state.apply_action(0, place((5, 0, "Rx")))
+    events = as_wire(state.apply_action(0, place((5, 0, "Rx"))))
     assert (events[0]["points"], events[0]["qwirkles"]) == (24, 2)
 
 
@@ -412,8 +416,8 @@ def test_after_placing_the_seat_draws_back_up_to_six() -> None:
         assert info.value.rule == "impossible-outcome"
         assert state.to_dict() == before
     events = state.apply_chance({"seat": 0, "tiles": tiles("Bs", "Bd")})
-    assert {"type": "drew", "seat": 0, "count": 2, "bag": state.bag_size} in events
-    assert events[-1] == {"type": "turn", "seat": 1}
+    assert {"type": "drew", "seat": 0, "count": 2, "bag": state.bag_size} in as_wire(events)
+    assert events[-1] == Public({"type": "turn", "seat": 1})
     assert len(state.hands[0]) == 6 and state.actors() == (1,)
     with pytest.raises(IllegalAction) as info:
         state.apply_chance({"seat": 0, "tiles": []})
@@ -428,7 +432,7 @@ def test_a_short_bag_gives_what_it_has_and_an_empty_bag_nothing() -> None:
     assert state.bag_size == 0 and len(state.hands[0]) == 3
     state2 = position(ROW, [["Rd", "Ox"], ["Bc"]], bag=[])
     events = state2.apply_action(0, place((2, 0, "Rd")))
-    assert not state2.chance_pending() and events[-1] == {"type": "turn", "seat": 1}
+    assert not state2.chance_pending() and events[-1] == Public({"type": "turn", "seat": 1})
 
 
 def test_swap_draws_first_then_returns_the_tiles_to_the_bag() -> None:
@@ -441,8 +445,7 @@ def test_swap_draws_first_then_returns_the_tiles_to_the_bag() -> None:
     illegal(state, 0, {"type": "swap", "tiles": placed((0, 0, "Ox"))}, "malformed-action")
     events = state.apply_action(0, swap("Ox", "Ox"))
     assert events == [
-        {"type": "applied", "for": 0, "seat": 0, "action": swap("Ox", "Ox")},
-        {"type": "applied", "seat": 0, "action": {"type": "swap", "count": 2}},
+        Private(0, Applied(0, swap("Ox", "Ox")), Applied(0, {"type": "swap", "count": 2}))
     ]
     assert state.draw_count == 2 and state.bag_size == 2
     assert {"color": "orange", "shape": "cross"} in state.hidden(0)
@@ -473,10 +476,7 @@ def test_pass_only_when_the_bag_is_empty_and_nothing_fits() -> None:
     state = position(ROW, [["Bl", "Gx"], ["Bx"]], bag=[])
     assert state.legal_actions(0) == [{"type": "pass"}]
     events = state.apply_action(0, {"type": "pass"})
-    assert events == [
-        {"type": "applied", "seat": 0, "action": {"type": "pass"}},
-        {"type": "turn", "seat": 1},
-    ]
+    assert events == [Applied(0, {"type": "pass"}), Public({"type": "turn", "seat": 1})]
     illegal(state, 1, {"type": "pass", "tiles": []}, "malformed-action")
 
 
@@ -485,10 +485,12 @@ def test_pass_only_when_the_bag_is_empty_and_nothing_fits() -> None:
 
 def test_emptying_the_hand_with_an_empty_bag_scores_six_and_ends_at_once() -> None:
     state = position(ROW, [["Rd"], ["Bx", "Bc"], ["Gx"]], bag=[], points=[0, 5, 0])
-    events = state.apply_action(0, place((2, 0, "Rd")))
+    events = as_wire(state.apply_action(0, place((2, 0, "Rd"))))
     assert events[0]["points"] == 3
-    assert events[1] == {"type": "bonus", "seat": 0, "points": 6}
-    assert events[2] == {"type": "game_over", "scores": [9, 5, 0], "winners": [0]}
+    assert events[1:] == [
+        {"type": "bonus", "seat": 0, "points": 6},
+        {"type": "game_over", "scores": [9, 5, 0], "winners": [0]},
+    ]
     assert state.is_over() and state.actors() == () and not state.chance_pending()
     illegal(state, 1, {"type": "pass"}, "game-over")
 
@@ -505,7 +507,7 @@ def test_blocked_end_when_every_seat_passes_in_a_row() -> None:
     state.apply_action(2, {"type": "pass"})
     assert not state.is_over()
     events = state.apply_action(0, {"type": "pass"})
-    assert events[-1] == {"type": "game_over", "scores": [3, 1, 1], "winners": [0]}
+    assert events[-1] == Public({"type": "game_over", "scores": [3, 1, 1], "winners": [0]})
     assert state.scores() == [3, 1, 1]
 
 
@@ -521,12 +523,12 @@ def test_timeout_forfeits_the_turn_and_counts_as_a_pass() -> None:
     state = position(ROW, [["Rd", "Gx"], ["Bx"]], bag=["Yc"])
     hands = [list(h) for h in state.hands]
     window = state.window()
-    assert state.apply_timeout(0) == [{"type": "timeout", "seat": 0}, {"type": "turn", "seat": 1}]
+    assert state.apply_timeout(0) == [TimedOut(0), Public({"type": "turn", "seat": 1})]
     assert state.hands == hands and len(state.board) == 2 and state.window() == window + 1
     assert state.scores() == [0, 0]
     with pytest.raises(IllegalAction):
         state.apply_timeout(0)
-    events = state.apply_timeout(1)
+    events = as_wire(state.apply_timeout(1))
     assert state.is_over() and events[-1]["type"] == "game_over"
 
 
@@ -574,11 +576,11 @@ def test_views_show_the_own_hand_and_only_sizes_of_the_rest() -> None:
 
 def test_draws_are_private_with_a_public_twin() -> None:
     state = GAME.new_state(2, seed=SEED)
-    events = state.apply_chance(state.sample_chance())
-    private, public = events
-    assert private["for"] == 0 and len(private["tiles"]) == 6
-    assert public == {"type": "drew", "seat": 0, "count": 6, "bag": 102}
-    assert "for" not in public and "tiles" not in public
+    (event,) = state.apply_chance(state.sample_chance())
+    assert isinstance(event, Private) and event.seat == 0
+    assert len(as_wire([event], 0)[0]["tiles"]) == 6
+    for other in (1, None):
+        assert as_wire([event], other) == [{"type": "drew", "seat": 0, "count": 6, "bag": 102}]
 
 
 def test_view_of_a_seat_that_is_drawing_after_a_swap() -> None:
@@ -736,14 +738,11 @@ def test_every_generated_placement_applies_with_the_promised_points() -> None:
         for points, tiles_ in moves:
             assert list(tiles_) == sorted(tiles_)
             probe = state.clone()
-            events = probe.apply_action(
-                seat,
-                {
-                    "type": "place",
-                    "tiles": [{**tile_json(c), "x": x, "y": y} for x, y, c in tiles_],
-                },
-            )
-            assert events[0]["points"] == points
+            action = {
+                "type": "place",
+                "tiles": [{**tile_json(c), "x": x, "y": y} for x, y, c in tiles_],
+            }
+            assert as_wire(probe.apply_action(seat, action))[0]["points"] == points
 
 
 def test_identical_tiles_give_each_placement_once() -> None:
@@ -763,7 +762,7 @@ def test_best_placement_is_greedy() -> None:
     assert best is not None and best[0] == 12
     assert best[1] in (((-1, 0, code("Rx")),), ((5, 0, code("Rx")),))
     assert place_action(best[1]) in (place((-1, 0, "Rx")), place((5, 0, "Rx")))
-    assert state.apply_action(0, place_action(best[1]))[0]["points"] == 12
+    assert as_wire(state.apply_action(0, place_action(best[1])))[0]["points"] == 12
 
 
 # --- text ------------------------------------------------------------------------------------

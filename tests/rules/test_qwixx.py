@@ -8,7 +8,18 @@ from typing import Any
 
 import pytest
 
-from dicehall.rules import IllegalAction, InvalidOptions, InvalidState, get_game
+from dicehall.rules import (
+    Answered,
+    Applied,
+    IllegalAction,
+    InvalidOptions,
+    InvalidState,
+    Public,
+    RuleEvent,
+    TimedOut,
+    as_wire,
+    get_game,
+)
 from dicehall.rules.base import JSON
 from dicehall.rules.fair import Draw
 from dicehall.rules.qwixx import GAME, QwixxState, score_sheet
@@ -76,7 +87,7 @@ def position(
     return loaded
 
 
-def roll(state: QwixxState, w1: int, w2: int, **colours: int) -> list[JSON]:
+def roll(state: QwixxState, w1: int, w2: int, **colours: int) -> list[RuleEvent]:
     """Applies an explicit roll; colours not given show 1 (only the dice still in play)."""
     closed = state.to_dict()["closed"]
     dice: dict[str, int] = {"white1": w1, "white2": w2}
@@ -87,9 +98,9 @@ def roll(state: QwixxState, w1: int, w2: int, **colours: int) -> list[JSON]:
     return state.apply_chance({"dice": dice})
 
 
-def answer_all(state: QwixxState, answers: Mapping[int, JSON]) -> list[JSON]:
+def answer_all(state: QwixxState, answers: Mapping[int, JSON]) -> list[RuleEvent]:
     """Every seat answers the white window (a pass unless given), in seat order."""
-    events: list[JSON] = []
+    events: list[RuleEvent] = []
     for seat in range(state.seats):
         events += state.apply_action(seat, answers.get(seat, PASS))
     return events
@@ -100,8 +111,8 @@ def sheet(state: QwixxState, seat: int) -> JSON:
     return sheets[seat]
 
 
-def types_of(events: list[JSON]) -> list[str]:
-    return [e["type"] for e in events]
+def types_of(events: list[RuleEvent]) -> list[str]:
+    return [e["type"] for e in as_wire(events)]
 
 
 # --- the game and its options -----------------------------------------------------------------
@@ -286,17 +297,17 @@ def test_answers_are_held_until_all_are_in_then_applied_in_seat_order() -> None:
     roll(state, 2, 3, red=1, yellow=1, green=1, blue=1)
     before = state.to_dict()["marks"]
     events = state.apply_action(2, mark("blue", 5))
-    assert events == [{"type": "answered", "seat": 2}]
+    assert events == [Answered(2, held=True)]
     assert state.to_dict()["marks"] == before, "a held answer is not applied yet"
     assert state.actors() == (0, 1)
     events = state.apply_action(1, PASS)
-    assert events == [{"type": "answered", "seat": 1}]
+    assert events == [Answered(1, held=True)]
     events = state.apply_action(0, mark("red", 5))
     assert events[:4] == [
-        {"type": "answered", "seat": 0},
-        {"type": "applied", "seat": 0, "action": mark("red", 5)},
-        {"type": "applied", "seat": 1, "action": PASS},
-        {"type": "applied", "seat": 2, "action": mark("blue", 5)},
+        Answered(0),
+        Applied(0, mark("red", 5)),
+        Applied(1, PASS),
+        Applied(2, mark("blue", 5)),
     ]
     assert sheet(state, 0)["rows"]["red"] == [5]
     assert sheet(state, 2)["rows"]["blue"] == [5]
@@ -308,7 +319,7 @@ def test_held_answers_are_invisible_to_other_seats() -> None:
     a, b = base.clone(), base.clone()
     events_a = a.apply_action(1, mark("red", 5))
     events_b = b.apply_action(1, PASS)
-    assert events_a == events_b == [{"type": "answered", "seat": 1}]
+    assert events_a == events_b == [Answered(1, held=True)]
     for viewer in (0, 2, None):
         assert a.view(viewer) == b.view(viewer)
     assert a.view(None)["answered"] == [1]
@@ -345,11 +356,11 @@ def test_active_seat_uses_both_windows_in_order_in_the_same_row() -> None:
         PASS,
     ]
     events = state.apply_action(0, mark("red", 10))
-    assert events[0] == {"type": "applied", "seat": 0, "action": mark("red", 10)}
+    assert events[0] == Applied(0, mark("red", 10))
     assert sheet(state, 0)["rows"]["red"] == [5, 10]
     assert sheet(state, 0)["failed"] == 0
     assert types_of(events) == ["applied", "turn"]
-    assert events[-1] == {"type": "turn", "seat": 1}
+    assert events[-1] == Public({"type": "turn", "seat": 1})
 
 
 def test_colour_mark_must_be_right_of_the_white_window_mark() -> None:
@@ -415,9 +426,9 @@ def test_failed_throw_only_for_the_active_seat_marking_nothing() -> None:
     events = answer_all(state, {})
     assert state.actors() == (1,)
     events += state.apply_action(1, PASS)
-    assert {"type": "failed_throw", "seat": 1} in events
+    assert Public({"type": "failed_throw", "seat": 1}) in events
     assert [sheet(state, s)["failed"] for s in range(3)] == [0, 1, 0]
-    assert events[-1] == {"type": "turn", "seat": 2}
+    assert events[-1] == Public({"type": "turn", "seat": 2})
 
 
 def test_white_window_mark_saves_the_active_seat_from_a_failed_throw() -> None:
@@ -445,7 +456,7 @@ def test_game_ends_at_the_fourth_failed_throw() -> None:
     events = state.apply_action(0, PASS)
     assert types_of(events) == ["applied", "failed_throw", "game_over"]
     assert state.is_over()
-    assert events[-1] == {"type": "game_over", "scores": [-20, 3]}
+    assert events[-1] == Public({"type": "game_over", "scores": [-20, 3]})
     assert state.actors() == () and not state.chance_pending()
     assert state.render(0).startswith("Player name:                Points: -20\n")
     with pytest.raises(IllegalAction) as err:
@@ -458,21 +469,16 @@ def test_timeouts_pass() -> None:
     state = position(2)
     roll(state, 3, 3)
     events = state.apply_timeout(1)
-    assert events == [{"type": "timeout", "seat": 1}, {"type": "answered", "seat": 1}]
+    assert events == [TimedOut(1), Answered(1, held=True)]
     assert state.hidden(1) == [PASS]
     events = state.apply_timeout(0)
-    assert events[:4] == [
-        {"type": "timeout", "seat": 0},
-        {"type": "answered", "seat": 0},
-        {"type": "applied", "seat": 0, "action": PASS},
-        {"type": "applied", "seat": 1, "action": PASS},
-    ]
+    assert events[:4] == [TimedOut(0), Answered(0), Applied(0, PASS), Applied(1, PASS)]
     events = state.apply_timeout(0)  # colour window
     assert events == [
-        {"type": "timeout", "seat": 0},
-        {"type": "applied", "seat": 0, "action": PASS},
-        {"type": "failed_throw", "seat": 0},
-        {"type": "turn", "seat": 1},
+        TimedOut(0),
+        Applied(0, PASS),
+        Public({"type": "failed_throw", "seat": 0}),
+        Public({"type": "turn", "seat": 1}),
     ]
     with pytest.raises(IllegalAction):
         state.apply_timeout(0)
@@ -506,7 +512,7 @@ def test_last_box_needs_lock_after_marks(lock_after: int) -> None:
     assert err.value.rule == "lock-too-early"
     events = state.apply_action(1, mark("red", 12))
     events += state.apply_action(0, PASS)
-    assert {"type": "locked", "seat": 1, "row": "red"} in events
+    assert Public({"type": "locked", "seat": 1, "row": "red"}) in events
     assert sheet(state, 1)["locked"] == ["red"]
 
 
@@ -554,12 +560,12 @@ def test_two_seats_lock_the_same_row_in_one_window_and_others_still_mark_it() ->
     state.apply_action(1, mark("red", 12))
     events = state.apply_action(2, mark("green", 12))
     assert events[1:] == [
-        {"type": "applied", "seat": 0, "action": mark("red", 12)},
-        {"type": "locked", "seat": 0, "row": "red"},
-        {"type": "applied", "seat": 1, "action": mark("red", 12)},
-        {"type": "locked", "seat": 1, "row": "red"},
-        {"type": "applied", "seat": 2, "action": mark("green", 12)},
-        {"type": "row_closed", "row": "red"},
+        Applied(0, mark("red", 12)),
+        Public({"type": "locked", "seat": 0, "row": "red"}),
+        Applied(1, mark("red", 12)),
+        Public({"type": "locked", "seat": 1, "row": "red"}),
+        Applied(2, mark("green", 12)),
+        Public({"type": "row_closed", "row": "red"}),
     ]
     assert [sheet(state, s)["locked"] for s in range(3)] == [["red"], ["red"], []]
     assert state.scores()[:2] == [21, 21]
@@ -605,7 +611,12 @@ def test_a_closed_row_is_closed_to_all_and_its_die_leaves_the_roll() -> None:
     assert err.value.rule == "impossible-outcome"
     events = roll(state, 1, 2, yellow=3, green=4, blue=5)
     assert events == [
-        {"type": "rolled", "dice": {"white1": 1, "white2": 2, "yellow": 3, "green": 4, "blue": 5}}
+        Public(
+            {
+                "type": "rolled",
+                "dice": {"white1": 1, "white2": 2, "yellow": 3, "green": 4, "blue": 5},
+            }
+        )
     ]
     assert mark("red", 3) not in state.legal_actions(0)
     with pytest.raises(IllegalAction) as err:
@@ -657,7 +668,7 @@ def test_two_different_rows_locked_in_one_window_end_the_game() -> None:
     state = position(2, marks={0: {"red": [2, 3, 4, 5]}, 1: {"yellow": [2, 3, 4, 5]}})
     roll(state, 6, 6)
     events = answer_all(state, {0: mark("red", 12), 1: mark("yellow", 12)})
-    assert [e for e in events if e["type"] == "row_closed"] == [
+    assert [e for e in as_wire(events) if e["type"] == "row_closed"] == [
         {"type": "row_closed", "row": "red"},
         {"type": "row_closed", "row": "yellow"},
     ]

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from dicehall.rules import IllegalAction, InvalidOptions, InvalidState
+from dicehall.rules import (
+    Applied,
+    IllegalAction,
+    InvalidOptions,
+    InvalidState,
+    Public,
+    TimedOut,
+    as_wire,
+)
 from dicehall.rules.base import JSON
 from dicehall.rules.yamb import GAME, YambState, score_sheet
 from dicehall.rules.yamb.table import (
@@ -44,7 +52,8 @@ def roll(state: YambState, seat: int, dice: Sequence[int], hold: Sequence[int] =
 
 
 def write(state: YambState, seat: int, column: str, row: str) -> list[JSON]:
-    return state.apply_action(seat, {"type": "write", "column": column, "row": row})
+    """Write a cell; the events as members see them."""
+    return as_wire(state.apply_action(seat, {"type": "write", "column": column, "row": row}))
 
 
 def preset(state: YambState, cells: Mapping[tuple[str, str], int]) -> None:
@@ -284,7 +293,7 @@ def test_first_roll_rolls_all_six() -> None:
     refused(state, 0, {"type": "write", "column": "free1", "row": "1"}, "not-rolled")
     refused(state, 0, {"type": "call", "row": "1"}, "not-rolled")
     events = state.apply_action(0, {"type": "roll", "hold": []})
-    assert events == [{"type": "applied", "seat": 0, "action": {"type": "roll", "hold": []}}]
+    assert events == [Applied(0, {"type": "roll", "hold": []})]
     assert state.chance_pending() and state.actors() == ()
     refused(state, 0, {"type": "roll", "hold": []}, "chance-pending")
 
@@ -342,7 +351,7 @@ def test_held_dice_keep_their_values() -> None:
         assert err.value.rule == "impossible-outcome"
         assert state.to_dict() == before
     events = state.apply_chance({"seat": 0, "dice": [1, 6, 3, 6, 6, 6]})
-    assert events == [{"type": "rolled", "seat": 0, "dice": [1, 6, 3, 6, 6, 6], "roll": 2}]
+    assert events == [Public({"type": "rolled", "seat": 0, "dice": [1, 6, 3, 6, 6, 6], "roll": 2})]
     assert state.chance_count == 2
 
 
@@ -434,7 +443,7 @@ def test_call_announced_after_the_first_roll_then_written_there() -> None:
     roll(state, 0, [5, 5, 5, 1, 2, 3])
     refused(state, 0, {"type": "write", "column": "call", "row": "yamb"}, "not-called")
     events = state.apply_action(0, {"type": "call", "row": "yamb"})
-    assert events == [{"type": "applied", "seat": 0, "action": {"type": "call", "row": "yamb"}}]
+    assert events == [Applied(0, {"type": "call", "row": "yamb"})]
     refused(state, 0, {"type": "call", "row": "poker"}, "already-called")
     refused(state, 0, {"type": "write", "column": "free1", "row": "yamb"}, "must-write-called")
     refused(state, 0, {"type": "write", "column": "call", "row": "poker"}, "must-write-called")
@@ -539,21 +548,15 @@ def test_s2_counts_only_with_its_three_cells() -> None:
 def test_timeout_rolls_first_then_writes_the_best_cell() -> None:
     state = new()
     events = state.apply_timeout(0)
-    assert events == [
-        {"type": "timeout", "seat": 0},
-        {"type": "applied", "seat": 0, "action": {"type": "roll", "hold": []}},
-    ]
+    assert events == [TimedOut(0), Applied(0, {"type": "roll", "hold": []})]
     assert state.chance_pending()
     state.apply_chance({"seat": 0, "dice": [6, 6, 6, 6, 6, 6]})
     events = state.apply_timeout(0)
     # royal (96) is the biggest raise; up royal comes before free1/free2/hand royal
-    assert events[1] == {
-        "type": "applied",
-        "seat": 0,
-        "action": {"type": "write", "column": "up", "row": "royal"},
-        "value": 96,
-    }
-    assert events[0] == {"type": "timeout", "seat": 0}
+    assert events[:2] == [
+        TimedOut(0),
+        Applied(0, {"type": "write", "column": "up", "row": "royal"}, {"value": 96}),
+    ]
     assert state.rolls == [0] and state.turn == 1
 
 
@@ -567,7 +570,7 @@ def test_timeout_counts_the_bonus_in_the_raise() -> None:
     before = state.scores()[0]
     roll(state, 0, [6, 6, 6, 1, 2, 3])
     roll(state, 0, [6, 6, 6, 1, 2, 3], hold=[0, 1, 2])  # hand is gone after this roll
-    events = state.apply_timeout(0)
+    events = as_wire(state.apply_timeout(0))
     assert events[1]["action"] == {"type": "write", "column": "free1", "row": "6"}
     assert state.scores()[0] - before == 18 + 30
 
@@ -577,7 +580,7 @@ def test_timeout_ties_go_to_the_first_column_then_row() -> None:
     roll(state, 0, [1, 2, 3, 4, 5, 5])
     roll(state, 0, [1, 2, 2, 4, 5, 5], hold=[0, 1, 3, 4, 5])
     # raises: down 1 -> 1, up royal -> 0, free rows: "5" 10 is the best
-    events = state.apply_timeout(0)
+    events = as_wire(state.apply_timeout(0))
     assert events[1]["action"] == {"type": "write", "column": "free1", "row": "5"}
 
 
@@ -586,8 +589,9 @@ def test_timeout_writes_a_called_cell_as_the_dice_stand() -> None:
     roll(state, 0, [6, 6, 6, 6, 6, 1])
     state.apply_action(0, {"type": "call", "row": "kenta"})
     events = state.apply_timeout(0)
-    assert events[1]["action"] == {"type": "write", "column": "call", "row": "kenta"}
-    assert events[1]["value"] == 0
+    assert events[1] == Applied(
+        0, {"type": "write", "column": "call", "row": "kenta"}, {"value": 0}
+    )
 
 
 def test_timeout_announces_when_only_call_cells_remain() -> None:
@@ -596,13 +600,8 @@ def test_timeout_announces_when_only_call_cells_remain() -> None:
     roll(state, 0, [2, 2, 2, 2, 1, 3])
     events = state.apply_timeout(0)
     assert events[1:3] == [
-        {"type": "applied", "seat": 0, "action": {"type": "call", "row": "poker"}},
-        {
-            "type": "applied",
-            "seat": 0,
-            "action": {"type": "write", "column": "call", "row": "poker"},
-            "value": 48,
-        },
+        Applied(0, {"type": "call", "row": "poker"}),
+        Applied(0, {"type": "write", "column": "call", "row": "poker"}, {"value": 48}),
     ]
 
 
@@ -610,7 +609,7 @@ def test_timeout_may_write_hand_after_the_first_roll() -> None:
     state = new()
     preset(state, empty_cells(("hand", "5"), ("free2", "1")))
     roll(state, 0, [5, 5, 5, 1, 2, 3])
-    events = state.apply_timeout(0)
+    events = as_wire(state.apply_timeout(0))
     assert events[1]["action"] == {"type": "write", "column": "hand", "row": "5"}
 
 

@@ -25,7 +25,7 @@ from dicehall.protocol.messages.server import (
     WindowClosed,
 )
 from dicehall.protocol.subprotocols import Encoding
-from dicehall.rules import get_game
+from dicehall.rules import Answered, get_game
 from dicehall.rules.records import replay
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.room import RoomCore
@@ -450,6 +450,49 @@ def test_a_shared_window_closes_when_the_last_actor_answers() -> None:
     following = messages(out, Window)[-1]
     assert following.window != opened.window
     assert following.deadline == int((T0 + 3 + 20) * 1000), "a new window, a new deadline"
+
+
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [
+        ("qwinto", {}),
+        ("qwinto", {"reroll": True}),  # the first answer after a roll that could be rolled again
+        ("qwixx", {}),
+        ("qwirkle", {}),
+        ("yamb", {}),
+        ("yamb", {"mode": "simultaneous"}),
+    ],
+)
+def test_an_act_is_kept_back_exactly_when_it_only_answers_a_window_that_stays_open(
+    game: str, options: dict[str, Any]
+) -> None:
+    """Whole games of each game: what the room keeps back for the window's one commit is
+    what it kept back when it read the engine's events as strings (one `answered`, the
+    same window still open), and each kept answer shows in `progress` at once."""
+    rules = get_game(game)
+    core = RoomCore("r1", rules, rules.resolve_options(options), 3, 30, seed=SEED)
+    core.add_bots("random", None, T0)
+    core.start(T0)
+    rng = random.Random(f"{game}{options}")
+    kept = 0
+    while core.status == "playing":
+        state = core.state
+        assert state is not None
+        seat = rng.choice(state.actors())
+        action = rng.choice(state.legal_actions(seat))
+        probe = state.clone()
+        events = probe.apply_action(seat, action)
+        answers_only = len(events) == 1 and isinstance(events[0], Answered)
+        stays_open = probe.window() == core.window_id and not probe.is_over()
+        keep = answers_only and stays_open and not probe.chance_pending()
+        seq = core.seq
+        out = core.act(seat, action, core.window_id, T0)
+        assert (out == []) == keep, (game, events)
+        if keep:
+            kept += 1
+            progress = core.progress()
+            assert core.seq == seq and progress is not None and seat in progress.answered
+    assert (kept > 0) == (game in ("qwinto", "qwixx"))
 
 
 def test_expiry_applies_the_defaults_at_the_deadline_and_not_before() -> None:

@@ -127,9 +127,9 @@ class Terminal(RoomLog):
         for number, action in listed[start:end]:
             does = hint(self.game, action, self.view, self.seat)
             self.say(
-                f"  {number:3}. {describe(action):<22} ({does})"
+                f"  {number:3}. {describe(self.game, action):<22} ({does})"
                 if does
-                else f"  {number:3}. {describe(action)}"
+                else f"  {number:3}. {describe(self.game, action)}"
             )
         if end < len(listed):
             self.say(f"  ... {len(listed) - end} more: type `more`")
@@ -171,7 +171,7 @@ class Terminal(RoomLog):
             if line in ("", "more"):
                 page = shown if shown < len(listed) else 0
                 continue
-            action = parse(line, listed)
+            action = parse(self.game, line, listed)
             if action is None:
                 self.say(f"! not a move here: {line!r} (type a number from the list, or help)")
                 continue

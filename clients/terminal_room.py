@@ -115,7 +115,11 @@ class RoomLog:
                     if a.default and self.defaults.get(a.seat, 0) > 0:
                         self.defaults[a.seat] -= 1  # printed when its event came
                     elif a.default:
-                        played = f": the rules played {describe(a.action)}" if a.action else ""
+                        played = (
+                            f": the rules played {describe(self.game, a.action)}"
+                            if a.action
+                            else ""
+                        )
                         self.say(f"* {self._name(a.seat)} ran out of time{played}")
                 self.late, self.defaults = {}, {}
                 self.closed.add(message.window)
@@ -175,7 +179,7 @@ class RoomLog:
             self.late[seat] = late + 1  # said with the move the rules play for it
         elif isinstance(seat, int) and kind == "applied" and late:
             self._default(seat, event)
-        elif (text := event_text(event, self._name)) is not None:
+        elif (text := event_text(self.game, event, self._name)) is not None:
             self.say("* " + text)
 
     def _default(self, seat: int, event: dict[str, Any]) -> None:
@@ -184,7 +188,7 @@ class RoomLog:
         self.late[seat] -= 1
         said = ":" if seat in self.defaults else " ran out of time:"
         self.defaults[seat] = self.defaults.get(seat, 0) + 1
-        self.say(f"* {self._name(seat)}{said} the rules played {played_text(event)}")
+        self.say(f"* {self._name(seat)}{said} the rules played {played_text(self.game, event)}")
 
     def _progress(self, window: int, answered: list[int]) -> None:
         for seat in answered:

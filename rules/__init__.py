@@ -30,6 +30,7 @@ from .errors import (
     UnknownGame,
 )
 from .registry import all_games, game_names, get_game
+from .text import Presentation, Tally, has_presentation, presentation
 
 __all__ = [
     "JSON",
@@ -42,12 +43,14 @@ __all__ = [
     "InvalidOptions",
     "InvalidState",
     "Option",
+    "Presentation",
     "Private",
     "Public",
     "RecordError",
     "RuleEvent",
     "RulesError",
     "State",
+    "Tally",
     "TimedOut",
     "UnknownGame",
     "action_kinds",
@@ -55,5 +58,7 @@ __all__ = [
     "as_wire",
     "game_names",
     "get_game",
+    "has_presentation",
     "held_answer",
+    "presentation",
 ]

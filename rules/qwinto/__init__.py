@@ -7,8 +7,10 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from ..text import register_text
 from .sheet import failed_from_json, render, rows_from_json, score, score_sheet
 from .state import QwintoState
+from .text import TEXT
 
 
 def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
@@ -36,5 +38,6 @@ GAME = register(
         render_view=render_view,
     )
 )
+register_text(GAME.name, TEXT)
 
 __all__ = ["GAME", "QwintoState", "render", "render_view", "score", "score_sheet"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..base import Game
 from ..registry import register
+from ..text import register_text
 from .board import (
     COLORS,
     SHAPES,
@@ -23,6 +24,7 @@ from .board import (
 from .moves import Move, best_placement, has_placement, place_action, placements
 from .render import render_board, render_hand, render_seat
 from .state import QwirkleState
+from .text import TEXT
 
 
 def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
@@ -47,6 +49,7 @@ GAME = register(
         render_view=render_view,
     )
 )
+register_text(GAME.name, TEXT)
 
 __all__ = [
     "COLORS",

@@ -7,8 +7,10 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from ..text import register_text
 from .sheet import parse_sheet, render_sheet, score_sheet
 from .state import QwixxState
+from .text import TEXT
 
 
 def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
@@ -38,5 +40,6 @@ GAME = register(
         render_view=render_view,
     )
 )
+register_text(GAME.name, TEXT)
 
 __all__ = ["GAME", "QwixxState", "render_view", "score_sheet"]

@@ -5,8 +5,10 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from ..text import register_text
 from .state import MODES, YambState
 from .table import COLUMNS, ROWS, cells_from_sheet, render_table, score_sheet
+from .text import TEXT
 
 
 def render_view(view: Mapping[str, Any], seat: int, name: str = "") -> str:
@@ -34,5 +36,6 @@ GAME = register(
         render_view=render_view,
     )
 )
+register_text(GAME.name, TEXT)
 
 __all__ = ["COLUMNS", "GAME", "ROWS", "YambState", "render_table", "render_view", "score_sheet"]

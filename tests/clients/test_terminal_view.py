@@ -11,53 +11,23 @@ import pytest
 
 from dicehall.clients.terminal_console import CLEAR_LINE, Console
 from dicehall.clients.terminal_moves import Numbering, describe, hint, parse
-from dicehall.clients.terminal_view import (
-    dice_line,
-    event_text,
-    legend,
-    sheets,
-    status_line,
-    with_box_numbers,
-)
+from dicehall.clients.terminal_view import dice_line, event_text, legend, sheets, status_line
 from dicehall.rules import get_game
-from dicehall.rules.qwinto.sheet import BLOCKED, render
-from dicehall.rules.qwixx.sheet import COLOURS as QWIXX_ROWS
-from dicehall.rules.yamb.table import COLUMNS, ROWS
-
-QWINTO_ROWS = ("red", "yellow", "blue")
-
-
-def every_action(game: str) -> list[dict[str, Any]]:
-    """Every action of a game with a fixed set of them."""
-    if game == "qwinto":
-        rolls = [["red"], ["yellow"], ["blue"], ["red", "yellow"], ["red", "blue"]]
-        rolls += [["yellow", "blue"], ["red", "yellow", "blue"]]
-        enters = [{"type": "enter", "row": r, "box": b} for r in QWINTO_ROWS for b in range(10)]
-        others = [{"type": "reroll"}, {"type": "pass"}]
-        return [*({"type": "roll", "dice": d} for d in rolls), *enters, *others]
-    if game == "qwixx":
-        marks = [{"type": "mark", "row": r, "number": n} for r in QWIXX_ROWS for n in range(2, 13)]
-        return [*marks, {"type": "pass"}]
-    holds = [[i for i in range(6) if mask >> i & 1] for mask in range(63)]
-    return [
-        *({"type": "write", "column": c, "row": r} for c in COLUMNS for r in ROWS),
-        *({"type": "call", "row": r} for r in ROWS),
-        *({"type": "roll", "hold": h} for h in holds),
-    ]
+from tests.rules.test_text import every_action
 
 
 @pytest.mark.parametrize("game", ["qwinto", "qwixx", "yamb"])
 def test_every_move_has_a_number_of_its_own_whatever_else_is_offered(game: str) -> None:
     actions = every_action(game)
     numbering = Numbering(game)
-    numbers = {describe(a): numbering.number(a) for a in actions}
+    numbers = {describe(game, a): numbering.number(a) for a in actions}
     assert len(set(numbers.values())) == len(actions)
     rng = random.Random(7)
     for window in range(20):
         offered = rng.sample(actions, rng.randint(1, len(actions)))
         listed = numbering.listing(window, offered)
         assert [n for n, _ in listed] == sorted(n for n, _ in listed)
-        assert all(numbers[describe(a)] == n for n, a in listed)
+        assert all(numbers[describe(game, a)] == n for n, a in listed)
 
 
 def test_a_qwinto_box_number_ends_in_the_box_and_qwixx_pass_is_last() -> None:
@@ -86,35 +56,19 @@ def test_a_move_is_typed_as_listed_by_number_without_its_verb_or_as_json() -> No
         {"type": "pass"},
     ])  # fmt: skip
     red = {"type": "enter", "row": "red", "box": 3}
-    assert parse("13", listed) == red
-    assert parse("  enter   red 3 ", listed) == red
-    assert parse("red 3", listed) == red
-    assert parse("1", listed) is None, "a number not offered"
-    assert parse("3", listed) is None
-    assert parse("pass", listed) == {"type": "pass"}
-    assert parse('{"type": "pass"}', listed) == {"type": "pass"}
-    assert parse("{nope", listed) is None
-    assert describe({"type": "roll", "hold": []}) == "roll"
-    assert describe({"type": "roll", "hold": [0, 2]}) == "roll hold 0 2"
+    assert parse("qwinto", "13", listed) == red
+    assert parse("qwinto", "  enter   red 3 ", listed) == red
+    assert parse("qwinto", "red 3", listed) == red
+    assert parse("qwinto", "1", listed) is None, "a number not offered"
+    assert parse("qwinto", "3", listed) is None
+    assert parse("qwinto", "pass", listed) == {"type": "pass"}
+    assert parse("qwinto", '{"type": "pass"}', listed) == {"type": "pass"}
+    assert parse("qwinto", "{nope", listed) is None
+    assert describe("yamb", {"type": "roll", "hold": []}) == "roll"
+    assert describe("yamb", {"type": "roll", "hold": [0, 2]}) == "roll hold 0 2"
     tiles = [{"color": "red", "shape": "star", "x": 3, "y": 0}, {"color": "blue", "shape": "cross"}]
-    assert describe({"type": "place", "tiles": tiles[:1]}) == "place Rt@3,0"
-    assert describe({"type": "swap", "tiles": tiles[1:]}) == "swap Bx"
-
-
-def test_each_qwinto_box_number_sits_under_its_box() -> None:
-    rows = [[0] * 10 for _ in range(3)]
-    for r in range(3):
-        for b in range(10):
-            rows[r][b] = 0 if b == BLOCKED[r] else r * 6 + b - (b > BLOCKED[r]) + 1
-    lines = with_box_numbers(render(rows, 0, "Ann")).split("\n")
-    assert len(lines) == 12
-    for r, at in enumerate((2, 5, 8)):
-        row, ruler = lines[at], lines[at + 1]
-        assert row.startswith(("Red", "Yellow", "Blue")[r]) and "box" in ruler
-        walls = [i for i, c in enumerate(row) if c in "|%"]
-        for b in range(10):
-            under = ruler[walls[b] + 1 : walls[b] + 3]
-            assert under == ("  " if b == BLOCKED[r] else f"{b:2d}"), (row, ruler)
+    assert describe("qwirkle", {"type": "place", "tiles": tiles[:1]}) == "place Rt@3,0"
+    assert describe("qwirkle", {"type": "swap", "tiles": tiles[1:]}) == "swap Bx"
 
 
 def qwinto_view() -> dict[str, Any]:
@@ -162,15 +116,17 @@ def test_events_read_as_sentences() -> None:
         return ["Ann", "Bo"][seat]
 
     write = {"type": "applied", "seat": 1, "action": {"type": "write", "column": "up", "row": "3"}}
-    assert event_text({**write, "value": 9}, name) == "Bo: write up 3 = 9"
+    assert event_text("yamb", {**write, "value": 9}, name) == "Bo: write up 3 = 9"
     assert event_text(
-        {"type": "rolled", "seat": 0, "dice": [1, 2, 3, 4, 5, 6], "roll": 1}, name
+        "yamb", {"type": "rolled", "seat": 0, "dice": [1, 2, 3, 4, 5, 6], "roll": 1}, name
     ) == ("Ann rolled 1 2 3 4 5 6  (sum 21; roll 1 of 3)")
-    assert event_text({"type": "rolled", "dice": {"red": 4, "blue": 6}}, name) == (
+    assert event_text("qwinto", {"type": "rolled", "dice": {"red": 4, "blue": 6}}, name) == (
         "rolled red 4 · blue 6  (sum 10)"
     )
-    assert event_text({"type": "timeout", "seat": 0}, name) is None
-    assert event_text({"type": "locked", "seat": 0, "row": "red"}, name) == "Ann locked red"
+    assert event_text("qwinto", {"type": "timeout", "seat": 0}, name) is None
+    assert (
+        event_text("qwixx", {"type": "locked", "seat": 0, "row": "red"}, name) == "Ann locked red"
+    )
 
 
 def live_console() -> tuple[Console, io.StringIO, list[str | None]]:

@@ -2,7 +2,8 @@
 
 docs/contributing.md, "Adding a game", lists these; a new game registered in rules/ fails
 here until it has them all: its pages (docs/games/NAME.md, a section in docs/rules.md),
-bots of every kind, a view in the web client, and actions the wire protocol can carry.
+bots of every kind, a view in the web client, a presentation for the terminal, and
+actions the wire protocol can carry.
 The engine itself is checked by tests/rules/test_conformance.py.
 """
 
@@ -15,7 +16,7 @@ import msgspec
 import pytest
 
 from dicehall.protocol.messages.common import Action
-from dicehall.rules import JSON, State, all_games, get_game
+from dicehall.rules import JSON, State, all_games, get_game, has_presentation
 from dicehall.rules.bots import get_bot
 from dicehall.rules.play import play_out, random_chooser
 from tests.support.servers import ROOT
@@ -55,9 +56,20 @@ def test_it_has_every_kind_of_bot(name: str, kind: str) -> None:
 def test_the_web_client_draws_it(name: str) -> None:
     view = ROOT / "clients" / "web" / "js" / "games" / f"{name}.js"
     assert view.is_file(), f"write {view.relative_to(ROOT)}: render(ctx) for the page"
-    room = (ROOT / "clients" / "web" / "js" / "room.js").read_text(encoding="utf-8")
-    assert f"from './games/{name}.js'" in room, "import the view in clients/web/js/room.js"
-    assert re.search(rf"const GAMES = \{{[^}}]*\b{name}\b", room), "add it to GAMES in room.js"
+    text = view.read_text(encoding="utf-8")
+    title = get_game(name).title
+    want = f"export const TITLE = '{title}';"
+    assert want in text, f"{view.name}: {want} (the lobby-less pages' title)"
+    index = (ROOT / "clients" / "web" / "js" / "games" / "index.js").read_text(encoding="utf-8")
+    line = f"export * as {name} from './{name}.js';"
+    assert line in index, f"list the view in clients/web/js/games/index.js: {line}"
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_it_has_its_terminal_presentation(name: str) -> None:
+    assert has_presentation(name), (
+        f"rules/{name}/text.py: a Presentation, registered in rules/{name}/__init__.py"
+    )
 
 
 @pytest.mark.parametrize("name", GAMES)

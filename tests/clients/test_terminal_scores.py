@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dicehall.clients.terminal_scores import Scoreboard
-from dicehall.rules import as_wire, get_game
+from dicehall.rules import as_wire, game_names, get_game
 from dicehall.rules.base import State
 
 GAMES = [
@@ -20,6 +20,11 @@ GAMES = [
     ("yamb", 2, {}),
     ("yamb", 2, {"mode": "simultaneous"}),
     ("qwirkle", 3, {}),
+]
+GAMES += [  # a game added since: its `Tally` is checked all the same
+    (name, get_game(name).min_seats, {})
+    for name in game_names()
+    if name not in {g for g, _, _ in GAMES}
 ]
 
 

@@ -1,7 +1,12 @@
 // One line of the room log per room message: what happened, in words (a player's words,
 // never the protocol's).
 
-import { COLUMN_NAME } from './games/yamb.js';
+import * as GAMES from './games/index.js';
+
+/** A game's own words for its log (its view module's `LOG`), none for a game without. */
+function own(game) {
+  return (GAMES[game] && GAMES[game].LOG) || {};
+}
 
 const SYMBOL = { circle: '●', square: '■', diamond: '◆', star: '✶', clover: '♣', cross: '✚' };
 
@@ -57,7 +62,7 @@ function action(game, a, name, memo, seat) {
     case 'pass':
       return says(name, 'passes');
     case 'roll':
-      if (game === 'qwinto') return says(name, `rolls ${a.dice.join(' + ')}`);
+      if (own(game).roll) return says(name, own(game).roll(a));
       return says(name, yambRoll(a.hold, (memo.dice || {})[seat]));
     case 'reroll':
       return says(name, 'rolls the same dice again');
@@ -77,7 +82,7 @@ function action(game, a, name, memo, seat) {
     case 'write':
       return says(
         name,
-        `writes ${memo.value ?? ''} in ${COLUMN_NAME[a.column] || a.column}, row ${a.row}`.replace(
+        `writes ${memo.value ?? ''} in ${(own(game).columns || {})[a.column] || a.column}, row ${a.row}`.replace(
           '  ',
           ' ',
         ),
@@ -105,10 +110,10 @@ export function describeEvent(game, e, nameOf, memo = {}) {
       return text;
     }
     case 'rolled':
-      if (game === 'qwinto') memo.sum = Object.values(e.dice).reduce((a, b) => a + b, 0);
+      if (own(game).sumsDice) memo.sum = Object.values(e.dice).reduce((a, b) => a + b, 0);
       if (Array.isArray(e.dice)) memo.dice = { ...memo.dice, [e.seat]: e.dice };
       if (Array.isArray(e.dice)) return `${who} rolled ${e.dice.join(' ')} (roll ${e.roll} of 3)`;
-      return `Dice: ${dice(e.dice)}${game === 'qwinto' ? ` = ${Object.values(e.dice).reduce((a, b) => a + b, 0)}` : ''}`;
+      return `Dice: ${dice(e.dice)}${own(game).sumsDice ? ` = ${Object.values(e.dice).reduce((a, b) => a + b, 0)}` : ''}`;
     case 'failed_throw':
       return `${who}: failed throw`;
     case 'turn':
@@ -168,11 +173,7 @@ export function describeMessage(msg, nameOf, memo = {}) {
  */
 export function rememberView(game, view, memo) {
   if (!view) return;
-  if (game === 'qwinto' && view.roll) memo.sum = view.sum;
-  if (game === 'yamb' && Array.isArray(view.tables))
-    memo.dice = Object.fromEntries(
-      view.tables.flatMap((t, s) => (Array.isArray(t.dice) ? [[s, t.dice]] : [])),
-    );
+  if (own(game).remember) own(game).remember(view, memo);
 }
 
 /** What changed between two room infos, as log lines. */

@@ -3,7 +3,7 @@
 
 import { h, replace } from './dom.js';
 import { ApiError, getJSON, ordinal, pageSize, problemNotice, rating, when } from './api.js';
-import { TITLES } from './room.js';
+import * as GAMES from './games/index.js';
 import * as store from './store.js';
 
 const PAGE = 20;
@@ -19,7 +19,7 @@ const COLUMNS = [
 /** The game's name as a row shows it: its ladder's title ("Qwixx (official)") when rated. */
 export function gameTitle(game, ladder, ladders) {
   const found = ladder && ladders.find((l) => l.ladder === ladder);
-  return found ? found.title : TITLES[game] || game;
+  return found ? found.title : GAMES[game]?.TITLE || game;
 }
 
 /** "0.0 → 3.4 (+3.4)", or "not rated". */

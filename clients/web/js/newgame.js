@@ -4,6 +4,7 @@
 // game rebuilds the fields that depend on the game, while the focus is on the game's list.
 
 import { h, replace } from './dom.js';
+import * as GAMES from './games/index.js';
 import { cleanName } from './names.js';
 import {
   defaultBot,
@@ -31,7 +32,7 @@ export class NewGameForm {
     this.submit = submit;
     this.busy = false;
     this.f = {
-      game: games.some((g) => g.name === 'qwinto') ? 'qwinto' : games[0].name,
+      game: (games.find((g) => GAMES[g.name]?.OFFERED_FIRST) || games[0]).name,
       seats: 2,
       bots: 1,
       botKind: null, // the game's default opponent until chosen

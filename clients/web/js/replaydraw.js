@@ -12,9 +12,8 @@
 import { h } from './dom.js';
 import { ordinal, when } from './api.js';
 import { describeDelta, describeEntry, describeMessage } from './describe.js';
-import { tile } from './games/qwirkle.js';
 import { gameTitle, ratingChange } from './mygames.js';
-import { GAMES } from './room.js';
+import * as GAMES from './games/index.js';
 
 /** The player's seat in the stored game, or null (not theirs, or no player yet). */
 function mine(at) {
@@ -129,7 +128,7 @@ export function drawBody(at) {
     rerender: at.rerender,
   };
   const { main, others } = view.render(ctx);
-  const shown = step.views.some((v) => Array.isArray(v.hand)) ? hands(step, names) : null;
+  const shown = view.replayHands ? view.replayHands(step, names) : null;
   return [
     h(
       'div.play',
@@ -142,33 +141,6 @@ export function drawBody(at) {
     ),
     h('aside.side', null, facts(at)),
   ];
-}
-
-/** Qwirkle: every seat's hand, shown now that the game is over. */
-function hands(step, names) {
-  return h(
-    'section.seat-panel.replay-hands',
-    { 'aria-label': 'the hands' },
-    h('header.seat-head', null, h('span.seat-name', null, 'Hands')),
-    h(
-      'ul.plain',
-      null,
-      step.views.map((v, s) =>
-        h(
-          'li.replay-hand',
-          { dataset: { seat: String(s) } },
-          h('span.seat-name', null, `${names[s]}: `),
-          (v.hand || []).length
-            ? h(
-                'span.hand-tiles',
-                null,
-                v.hand.map((t) => tile(t)),
-              )
-            : h('span.small', null, 'no tiles'),
-        ),
-      ),
-    ),
-  );
 }
 
 /** The end: the stored results (place, score, rating change); `seat` is the player's. */

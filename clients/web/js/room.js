@@ -7,14 +7,9 @@ import { describeEvent, describeInfo, describeMessage, rememberView } from './de
 import { Disconnected, ServerError, peek } from './dicehall.js';
 import { defaultBot } from './lobby.js';
 import * as store from './store.js';
-import * as qwinto from './games/qwinto.js';
-import * as qwirkle from './games/qwirkle.js';
-import * as qwixx from './games/qwixx.js';
-import * as yamb from './games/yamb.js';
+import * as GAMES from './games/index.js';
 
 /** The view of each game (`render(ctx)`), shared with the replay viewer. */
-export const GAMES = { qwinto, qwixx, qwirkle, yamb };
-export const TITLES = { qwinto: 'Qwinto', qwixx: 'Qwixx', qwirkle: 'Qwirkle', yamb: 'Yamb' };
 
 export class RoomView {
   constructor(app, room) {
@@ -540,7 +535,7 @@ export class RoomView {
         'div.room-title',
         null,
         h('h1', null, info.name),
-        h('span.tag', null, TITLES[info.game] || info.game),
+        h('span.tag', null, GAMES[info.game]?.TITLE || info.game),
         h('span.tag', { class: `status-${info.status}` }, info.status),
         this.seat !== null
           ? h('span.tag.you', null, `you: seat ${this.seat + 1}`)

@@ -3,6 +3,22 @@
 import { h } from '../dom.js';
 import { LETTER, actButton, die, failedBoxes, seatName, withSheets, title } from './common.js';
 
+/** The game's title, as the server's `games` names it (rules/qwinto/__init__.py). */
+export const TITLE = 'Qwinto';
+
+/** The game the new-game form offers first. */
+export const OFFERED_FIRST = true;
+
+/** The room log's words of this game's own (describe.js): a roll names its dice, and
+ * what an `enter` writes is the sum of the last roll. */
+export const LOG = {
+  roll: (a) => `rolls ${a.dice.join(' + ')}`,
+  sumsDice: true,
+  remember(view, memo) {
+    if (view.roll) memo.sum = view.sum;
+  },
+};
+
 const ROWS = ['red', 'yellow', 'blue'];
 const OFFSET = { red: 2, yellow: 1, blue: 0 };
 const BLOCKED = { red: 3, yellow: 5, blue: 4 };

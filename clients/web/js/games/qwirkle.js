@@ -4,6 +4,9 @@
 import { h } from '../dom.js';
 import { LETTER, actButton, seatName } from './common.js';
 
+/** The game's title, as the server's `games` names it (rules/qwirkle/__init__.py). */
+export const TITLE = 'Qwirkle';
+
 const GLYPH = { circle: '●', square: '■', diamond: '◆', star: '✶', clover: '♣', cross: '✚' };
 const PAD = 2;
 const MIN_X = 8; // the empty board still fills a screen's width
@@ -487,4 +490,32 @@ function enablePan(viewport, panned) {
     panned();
     viewport.scrollBy({ left: move[0], top: move[1] });
   });
+}
+
+/** A replay's end: every seat's hand, shown now that the game is over (null before). */
+export function replayHands(step, names) {
+  if (!step.views.some((v) => Array.isArray(v.hand))) return null;
+  return h(
+    'section.seat-panel.replay-hands',
+    { 'aria-label': 'the hands' },
+    h('header.seat-head', null, h('span.seat-name', null, 'Hands')),
+    h(
+      'ul.plain',
+      null,
+      step.views.map((v, s) =>
+        h(
+          'li.replay-hand',
+          { dataset: { seat: String(s) } },
+          h('span.seat-name', null, `${names[s]}: `),
+          (v.hand || []).length
+            ? h(
+                'span.hand-tiles',
+                null,
+                v.hand.map((t) => tile(t)),
+              )
+            : h('span.small', null, 'no tiles'),
+        ),
+      ),
+    ),
+  );
 }

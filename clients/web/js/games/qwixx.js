@@ -3,6 +3,9 @@
 import { h } from '../dom.js';
 import { LETTER, actButton, die, failedBoxes, seatName, withSheets, title } from './common.js';
 
+/** The game's title, as the server's `games` names it (rules/qwixx/__init__.py). */
+export const TITLE = 'Qwixx';
+
 const ROWS = ['red', 'yellow', 'green', 'blue'];
 const SVG = 'http://www.w3.org/2000/svg';
 

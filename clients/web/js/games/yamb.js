@@ -3,6 +3,9 @@
 import { h } from '../dom.js';
 import { actButton, seatName, withSheets } from './common.js';
 
+/** The game's title, as the server's `games` names it (rules/yamb/__init__.py). */
+export const TITLE = 'Yamb';
+
 const ROWS = [
   '1',
   '2',
@@ -37,6 +40,19 @@ export const COLUMN_NAME = {
   call: 'call',
   hand: 'hand',
 };
+
+/** The room log's words of this game's own (describe.js): columns by name, and each
+ * seat's dice, which a `roll hold` names by position. */
+export const LOG = {
+  columns: COLUMN_NAME,
+  remember(view, memo) {
+    if (Array.isArray(view.tables))
+      memo.dice = Object.fromEntries(
+        view.tables.flatMap((t, s) => (Array.isArray(t.dice) ? [[s, t.dice]] : [])),
+      );
+  },
+};
+
 /** What each column allows (the header's tooltip and its screen-reader text). */
 const COLUMN_RULE = {
   down: 'down: top to bottom, each cell after the one above',

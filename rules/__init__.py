@@ -29,8 +29,8 @@ from .errors import (
     RulesError,
     UnknownGame,
 )
-from .registry import all_games, game_names, get_game
-from .text import Presentation, Tally, has_presentation, presentation
+from .registry import all_games, game_names, get_game, presentation
+from .text import Presentation, Tally
 
 __all__ = [
     "JSON",
@@ -58,7 +58,6 @@ __all__ = [
     "as_wire",
     "game_names",
     "get_game",
-    "has_presentation",
     "held_answer",
     "presentation",
 ]

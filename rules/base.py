@@ -41,6 +41,7 @@ from typing import Any, ClassVar, TypeVar
 
 from .errors import IllegalAction, InvalidOptions, InvalidState
 from .fair import Draw, commitment, new_seed
+from .text import DEFAULT, Presentation
 
 Action = Mapping[str, Any]
 JSON = dict[str, Any]
@@ -244,6 +245,8 @@ class Game:
     """Scores and draws a hand-filled sheet given as JSON (`dicehall sheet`)."""
     render_view: Callable[[Mapping[str, Any], int, str], str] | None = None
     """`render(seat, name)` from `view(seat)` alone: clients draw canonical sheets with it."""
+    text: Presentation = DEFAULT
+    """How the game reads at a terminal (rules/NAME/text.py): legend, dice, move numbers."""
 
     def resolve_options(
         self, options: Mapping[str, Any] | None = None, preset: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import Game
 from .errors import UnknownGame
+from .text import DEFAULT, Presentation
 
 _GAMES: dict[str, Game] = {}
 
@@ -20,6 +21,12 @@ def get_game(name: str) -> Game:
         return _GAMES[name]
     except (KeyError, TypeError):
         raise UnknownGame(f"no game {name!r}; games: {game_names()}") from None
+
+
+def presentation(name: str) -> Presentation:
+    """The game's presentation (`Game.text`); the default for a game not known."""
+    game = _GAMES.get(name)
+    return game.text if game is not None else DEFAULT
 
 
 def game_names() -> list[str]:

@@ -1,9 +1,10 @@
 """How a game reads as text at a terminal: its `Presentation`, one per game.
 
 `dicehall play` (clients/terminal_*.py) draws every game through this interface and names
-none: each game registers its presentation next to its `Game` (rules/NAME/__init__.py,
-from rules/NAME/text.py), and this base holds what most games share, so a game overrides
-only what its paper says differently (its legend, its dice, its move numbers, its score).
+none: each game's `Game` carries its presentation as `text` (rules/NAME/__init__.py, from
+rules/NAME/text.py; `presentation(name)` in rules/registry.py finds it), and this base
+holds what most games share, so a game overrides only what its paper says differently
+(its legend, its dice, its move numbers, its score).
 Pure, like all of rules/: views and wire events in, strings and numbers out.
 """
 
@@ -110,21 +111,4 @@ class Presentation:
 
 
 DEFAULT = Presentation()
-_TEXTS: dict[str, Presentation] = {}
-
-
-def register_text(name: str, text: Presentation) -> Presentation:
-    """Called by the game's package beside `register(Game(...))`."""
-    if name in _TEXTS:
-        raise ValueError(f"game {name!r} has its presentation twice")
-    _TEXTS[name] = text
-    return text
-
-
-def presentation(name: str) -> Presentation:
-    """The game's presentation; the default for a game not (yet) known."""
-    return _TEXTS.get(name, DEFAULT)
-
-
-def has_presentation(name: str) -> bool:
-    return name in _TEXTS
+"""The presentation of a game that gives none (and of one not known)."""

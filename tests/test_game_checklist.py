@@ -16,9 +16,10 @@ import msgspec
 import pytest
 
 from dicehall.protocol.messages.common import Action
-from dicehall.rules import JSON, State, all_games, get_game, has_presentation
+from dicehall.rules import JSON, State, all_games, get_game
 from dicehall.rules.bots import get_bot
 from dicehall.rules.play import play_out, random_chooser
+from dicehall.rules.text import DEFAULT
 from tests.support.servers import ROOT
 
 GAMES = [g.name for g in all_games()]
@@ -67,9 +68,9 @@ def test_the_web_client_draws_it(name: str) -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_it_has_its_terminal_presentation(name: str) -> None:
-    assert has_presentation(name), (
-        f"rules/{name}/text.py: a Presentation, registered in rules/{name}/__init__.py"
-    )
+    text = ROOT / "rules" / name / "text.py"
+    assert text.is_file(), f"write {text.relative_to(ROOT)}: the game's Presentation"
+    assert get_game(name).text is not DEFAULT, f"Game(..., text=TEXT) in rules/{name}/__init__.py"
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
-from ..text import register_text
 from .sheet import failed_from_json, render, rows_from_json, score, score_sheet
 from .state import QwintoState
 from .text import TEXT
@@ -36,8 +35,8 @@ GAME = register(
         presets={"official": {"reroll": True}},
         score_sheet=score_sheet,
         render_view=render_view,
+        text=TEXT,
     )
 )
-register_text(GAME.name, TEXT)
 
 __all__ = ["GAME", "QwintoState", "render", "render_view", "score", "score_sheet"]

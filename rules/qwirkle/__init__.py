@@ -10,7 +10,6 @@ from typing import Any
 
 from ..base import Game
 from ..registry import register
-from ..text import register_text
 from .board import (
     COLORS,
     SHAPES,
@@ -47,9 +46,9 @@ GAME = register(
         max_seats=4,
         state_class=QwirkleState,
         render_view=render_view,
+        text=TEXT,
     )
 )
-register_text(GAME.name, TEXT)
 
 __all__ = [
     "COLORS",

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
-from ..text import register_text
 from .sheet import parse_sheet, render_sheet, score_sheet
 from .state import QwixxState
 from .text import TEXT
@@ -38,8 +37,8 @@ GAME = register(
         presets={"official": {"lock_after": 5}},
         score_sheet=score_sheet,
         render_view=render_view,
+        text=TEXT,
     )
 )
-register_text(GAME.name, TEXT)
 
 __all__ = ["GAME", "QwixxState", "render_view", "score_sheet"]

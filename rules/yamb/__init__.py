@@ -5,7 +5,6 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
-from ..text import register_text
 from .state import MODES, YambState
 from .table import COLUMNS, ROWS, cells_from_sheet, render_table, score_sheet
 from .text import TEXT
@@ -34,8 +33,8 @@ GAME = register(
         ),
         score_sheet=score_sheet,
         render_view=render_view,
+        text=TEXT,
     )
 )
-register_text(GAME.name, TEXT)
 
 __all__ = ["COLUMNS", "GAME", "ROWS", "YambState", "render_table", "render_view", "score_sheet"]

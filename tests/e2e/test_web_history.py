@@ -331,7 +331,9 @@ def test_no_history_page_scrolls_sideways(seeded: Seeded) -> None:
     found = []
     for what, (hash_, ready) in pages.items():
         go(page, hash_)
-        page.wait_for_selector(ready)
+        # (a replay's first step waits for the replays' worker process to start: seconds,
+        # and over the 15 s default on a CI machine whose other jobs hold both cores)
+        page.wait_for_selector(ready, timeout=60_000)
         found += overflows(player, what)
     assert found == [], f"measured at {SIZES}"
 

@@ -9,43 +9,55 @@ export const TITLE = 'Qwixx';
 const ROWS = ['red', 'yellow', 'green', 'blue'];
 const SVG = 'http://www.w3.org/2000/svg';
 
-/** The paper sheet's padlock, drawn (no emoji font needed); the box around it is labelled. */
-function lockIcon() {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('class', 'lock-icon');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const shackle = document.createElementNS(SVG, 'path');
-  shackle.setAttribute('d', 'M4.75 7.5V5.25a3.25 3.25 0 0 1 6.5 0V7.5');
-  shackle.setAttribute('fill', 'none');
-  shackle.setAttribute('stroke', 'currentColor');
-  shackle.setAttribute('stroke-width', '1.7');
-  const body = document.createElementNS(SVG, 'rect');
-  for (const [k, v] of Object.entries({ x: 2.75, y: 7, width: 10.5, height: 8, rx: 1.6 }))
-    body.setAttribute(k, String(v));
-  body.setAttribute('fill', 'currentColor');
-  svg.append(shackle, body);
+/** An SVG element of `tag` with `attrs` (numbers written as strings). */
+function svgElement(tag, attrs) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+/** A 16 x 16 icon of class `cls` drawing `parts`, hidden from screen readers (its box is
+ * labelled). */
+function icon(cls, ...parts) {
+  const svg = svgElement('svg', {
+    viewBox: '0 0 16 16',
+    class: cls,
+    'aria-hidden': 'true',
+    focusable: 'false',
+  });
+  svg.append(...parts);
   return svg;
+}
+
+/** The paper sheet's padlock, drawn (no emoji font needed). */
+function lockIcon() {
+  return icon(
+    'lock-icon',
+    svgElement('path', {
+      d: 'M4.75 7.5V5.25a3.25 3.25 0 0 1 6.5 0V7.5',
+      fill: 'none',
+      stroke: 'currentColor',
+      'stroke-width': 1.7,
+    }),
+    svgElement('rect', { x: 2.75, y: 7, width: 10.5, height: 8, rx: 1.6, fill: 'currentColor' }),
+  );
 }
 
 /** A pen's cross, drawn inside its box (a ✕ glyph's size is the font's: it spilled out of a
  * phone's boxes); the box's number is painted over it, so it stays readable. */
 function crossIcon() {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('class', 'cross');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const path = document.createElementNS(SVG, 'path');
-  path.setAttribute('d', 'M2.5 2.5 13.5 13.5M13.5 2.5 2.5 13.5');
-  path.setAttribute('fill', 'none');
-  path.setAttribute('stroke', 'currentColor');
-  path.setAttribute('stroke-width', '2.2');
-  path.setAttribute('stroke-linecap', 'round');
-  svg.append(path);
-  return svg;
+  return icon(
+    'cross',
+    svgElement('path', {
+      d: 'M2.5 2.5 13.5 13.5M13.5 2.5 2.5 13.5',
+      fill: 'none',
+      stroke: 'currentColor',
+      'stroke-width': 2.2,
+      'stroke-linecap': 'round',
+    }),
+  );
 }
+
 const UP = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 const NUMBERS = { red: UP, yellow: UP, green: [...UP].reverse(), blue: [...UP].reverse() };
 

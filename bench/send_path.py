@@ -21,11 +21,11 @@ import uvloop
 
 from dicehall.protocol.messages.server import Event
 from dicehall.protocol.subprotocols import Encoding
+from dicehall.protocol.wsframes import frames
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.peer import Peer
 from dicehall.server.process import Server
 from dicehall.server.settings import Config
-from dicehall.server.ws.frames import frames
 
 
 class CountingSocket:

@@ -4,9 +4,9 @@
 compiles these with mypyc: the sans-I/O layers a delivery goes through (the games'
 engines, the room, its actor, log and messages, the command dispatch, the fan-out, the
 hub, each connection's room stream and peer, the flusher, the protocol's connection,
-codec, rate limiter and WebSocket frames, the latency histogram). Their coroutines live beside them
-(the peer's writer task in writer.py, the room's task in room_task.py, the session in
-session.py).
+codec, rate limiter and WebSocket frames, the latency histogram). Their coroutines live
+beside them (the peer's writer task in writer.py, the room's task in room_task.py, the
+session in session.py).
 Compiled code turns a `bool` given for an `int` into an `int` before the code can see it,
 so what checks values from outside takes them as `object` (`State.apply_action`'s seat,
 `Game.new_state`'s seats) and checks them before they are stored. No coroutine is among them: a
@@ -43,7 +43,6 @@ MODULES = (
     "dicehall.server.room",
     "dicehall.server.roomlog",
     "dicehall.server.stream",
-    "dicehall.server.ws.frames",
 )
 
 

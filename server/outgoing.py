@@ -24,8 +24,7 @@ from dicehall.protocol.messages.server import (
     WindowClosed,
 )
 from dicehall.protocol.subprotocols import Encoding
-
-from .ws.frames import frame as ws_frame
+from dicehall.protocol.wsframes import frame as ws_frame
 
 
 class Outgoing:
@@ -114,7 +113,7 @@ class Outgoing:
         return frame
 
     def _wire(self, key: tuple[int | None, Encoding, bool]) -> bytes:
-        """`frame` as a whole WebSocket frame, header and all (server/ws/frames.py), also
+        """`frame` as a whole WebSocket frame, header and all (protocol/wsframes.py), also
         made once per view and encoding, the first time a member needs it (`queue_wires`):
         a member's delivery is then one list append."""
         wire = self._wires[key] = ws_frame(self._frame(key), key[1] is MSGPACK)

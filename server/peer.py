@@ -33,6 +33,7 @@ from dicehall.protocol.messages.results import HelloResult
 from dicehall.protocol.messages.server import ServerMessage
 from dicehall.protocol.server_connection import Close, Send, ServerConnection
 from dicehall.protocol.subprotocols import Encoding
+from dicehall.protocol.wsframes import frame as ws_frame
 
 from .flusher import Flusher
 from .metrics import LatencyHistogram
@@ -40,7 +41,6 @@ from .outgoing import Outgoing, queue_wires
 from .session import Services, Session
 from .writer import CloseSocket, SendFrame, write_loop
 from .ws import CLOSE_TIMEOUT, FrameSocket
-from .ws.frames import frame as ws_frame
 
 
 class Peer:

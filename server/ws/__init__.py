@@ -3,10 +3,10 @@
 uvicorn takes a protocol class for WebSockets (its `Config(ws=...)`), and `websockets`
 offers a public sans-I/O `ServerProtocol`. `WebSocketProtocol` (protocol.py) is built on
 those two seams only: the handshake, control frames, the closing handshake and every
-error are `ServerProtocol`'s; simple data frames are read and written here (frames.py),
-and the endpoint reaches the connection through the ASGI scope's extension
-`SOCKET_EXTENSION`, as a `FrameSocket`. Under any other ASGI server the extension is
-absent and the endpoint uses plain ASGI messages.
+error are `ServerProtocol`'s; simple data frames are read and written here (framed by
+protocol/wsframes.py), and the endpoint reaches the connection through the ASGI scope's
+extension `SOCKET_EXTENSION`, as a `FrameSocket`. Under any other ASGI server the
+extension is absent and the endpoint uses plain ASGI messages.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class FrameSocket(Protocol):
         """Messages of one kind written in one go; only when `ready()`."""
 
     def write(self, data: bytes) -> None:
-        """Whole frames (frames.py's `frame`, joined) written as they are; only when
+        """Whole frames (protocol/wsframes.py's `frame`, joined) written as they are; only when
         `ready()` and `fast`."""
 
     def ready(self) -> bool:

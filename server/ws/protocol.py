@@ -9,7 +9,7 @@ for them to go. That is all this class relies on from uvicorn.
 From `websockets` it uses the documented sans-I/O `ServerProtocol`: the opening handshake
 (`accept`, `reject`, `send_response`), control frames, the closing handshake and every
 protocol error go through it (`receive_data`, `events_received`, `data_to_send`,
-`send_*`, `fail`, `state`). Simple data frames take the short way (frames.py): read into
+`send_*`, `fail`, `state`). Simple data frames take the short way (protocol/wsframes.py): read into
 a plain list the endpoint awaits, and written as whole frames, a batch per write.
 
 The ASGI app runs as usual (`websocket.connect`, `accept`, `receive`, `send`, `close`,
@@ -32,11 +32,10 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-from dicehall.protocol.wsframes import PING, pack_header
+from dicehall.protocol.wsframes import PING, FrameReader, frames, pack_header, text_of
 
 from . import CLOSE_TIMEOUT, SOCKET_EXTENSION
 from .asgi import AppRunner, scope_for
-from .frames import FrameReader, frames, text_of
 from .keepalive import Keepalive
 
 log = logging.getLogger("dicehall.websocket")

@@ -13,12 +13,12 @@ import runpy
 import sys
 from collections.abc import Callable
 
+from dicehall.protocol.wsframes import frame as ws_frame
 from dicehall.rules import get_game
 from dicehall.rules.fair import Draw
 from dicehall.server.compiled import MODULES, compiled_modules
 from dicehall.server.room import RoomCore
 from dicehall.server.roomlog import LOG_BLOCK
-from dicehall.server.ws.frames import frame as ws_frame
 from tests.support.servers import ROOT
 
 EXPECT_COMPILED = os.environ.get("DICEHALL_EXPECT_COMPILED") == "1"

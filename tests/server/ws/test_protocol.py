@@ -18,9 +18,9 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from dicehall.protocol.wsframes import frame
 from dicehall.server.ws import CLOSE_TIMEOUT
 from dicehall.server.ws.asgi import Message, Receive, Send
-from dicehall.server.ws.frames import frame
 from dicehall.server.ws.protocol import PAUSE_AT, WebSocketProtocol
 from tests.support.frames import StreamClient, client_frame
 from tests.support.wait import eventually

@@ -1,4 +1,4 @@
-"""server/ws/frames.py: the frame reader and writer, without a socket."""
+"""protocol/wsframes.py: the server's frame reader and writer, without a socket."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dicehall.protocol.wsframes import pack_header
-from dicehall.server.ws.frames import FrameReader, frames
+from dicehall.protocol.wsframes import FrameReader, frames, pack_header
 from tests.support.frames import client_frame
 
 TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA

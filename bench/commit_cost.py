@@ -27,7 +27,7 @@ from pathlib import Path
 
 import uvloop
 
-from bench.redis_hop import redis_server
+from bench.processes import redis_server
 from dicehall.server.backends.base import Backend, RoomSpec
 from dicehall.server.backends.memory import MemoryBackend
 from dicehall.server.backends.redis import RedisBackend

@@ -30,7 +30,7 @@ from pathlib import Path
 import redis.asyncio as aioredis
 import uvloop
 
-from bench.redis_hop import redis_server
+from bench.processes import redis_server
 from dicehall.server.backends.redis.resp import RespClient
 
 PAYLOAD = b"y" * 200

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.redis_hop import cpu_seconds, dicehall_server, redis_server
+from bench.processes import cpu_seconds, dicehall_server, redis_server
 from dicehall.clients.loadtest import LoadConfig, run_loadtest
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.history_load import children
-from bench.redis_hop import cpu_seconds, redis_server
+from bench.processes import cpu_seconds, redis_server
 from dicehall.clients.loadtest import LoadConfig, progress_printer, run_loadtest
 from tests.support.servers import ROOT, free_port
 

@@ -1,15 +1,16 @@
 // One room on screen: membership (seat or spectator), the numbered message stream, the
 // countdown, the log, and the game view. The seat's view and legal actions come from
 // `legal` (the rules engine's own lists), so the page never guesses what is allowed.
+// The stream's rules are in roomstream.js, the drawing in roomhead.js and roomdraw.js:
+// this class holds the room's state and its requests.
 
 import { h, replace, toast } from './dom.js';
-import { describeEvent, describeInfo, describeMessage, rememberView } from './describe.js';
 import { Disconnected, ServerError, peek } from './dicehall.js';
-import { defaultBot } from './lobby.js';
+import { overFromView, receive } from './roomstream.js';
+import { drawTimer, roomHeader } from './roomhead.js';
+import { gameArea, waitingRoom } from './roomdraw.js';
 import * as store from './store.js';
 import * as GAMES from './games/index.js';
-
-/** The view of each game (`render(ctx)`), shared with the replay viewer. */
 
 export class RoomView {
   constructor(app, room) {
@@ -49,7 +50,7 @@ export class RoomView {
     this.early = [];
     this.root = h('section.room', { id: 'room', dataset: { room } });
     this.timerEl = h('div.turnbar', { role: 'timer', 'aria-live': 'off' });
-    this.tick = setInterval(() => this.updateTimer(), 250);
+    this.tick = setInterval(() => drawTimer(this), 250);
     this.onHide = () => this.persist();
     window.addEventListener('pagehide', this.onHide);
   }
@@ -194,124 +195,7 @@ export class RoomView {
   // --- the message stream -------------------------------------------------------------
 
   onMessage(msg) {
-    if (msg.type === 'progress') {
-      this.progress(msg);
-      return;
-    }
-    if (this.syncing && msg.type !== 'snapshot') {
-      this.early.push(msg);
-      return;
-    }
-    if (msg.type === 'snapshot') {
-      this.snapshot(msg);
-      return;
-    }
-    if (msg.seq <= this.lastSeq) {
-      this.backfill(msg);
-      return;
-    }
-    this.lastSeq = msg.seq;
-    this.apply(msg, true);
-    this.persistSoon();
-    if (msg.type !== 'chat') this.scheduleRefresh();
-    this.renderSoon();
-  }
-
-  /** Who has answered the open window: a hint as of its seq, dropped when not current. */
-  progress(msg) {
-    if (this.syncing || msg.seq !== this.lastSeq) return;
-    if (!this.turn || this.turn.window !== msg.window) return;
-    const actors = this.turn.actors.filter((a) => !msg.answered.includes(a.seat));
-    this.turn = { ...this.turn, actors };
-    this.scheduleRefresh(); // the view lists who answered (and hides what)
-    this.renderSoon();
-  }
-
-  snapshot(msg) {
-    const before = this.lastSeq;
-    this.info = msg.info;
-    rememberView(msg.info.game, msg.view, this.memo);
-    this.view = Object.keys(msg.view).length ? msg.view : null;
-    this.turn = msg.turn;
-    this.lastSeq = msg.seq;
-    if (msg.view && msg.view.over && !this.over) this.overFromView(msg.view);
-    if (this.backfillFrom !== null && msg.seq > this.backfillFrom && this.backfillFrom > 0) {
-      // the messages between leaving and watching again are in the snapshot's state, not in
-      // the log yet: ask for them (they are only logged, see backfill)
-      const from = this.backfillFrom;
-      this.conn.request('resume', { room: this.room, last_seq: from }).catch(() => {});
-    } else if (before === 0 && this.log.length === 0) {
-      this.note(
-        this.mode === 'seat' && this.seat !== null
-          ? `You joined the room (seat ${this.seat + 1}).`
-          : 'You are watching the room.',
-      );
-    }
-    this.backfillFrom = null;
-    if (this.mode === 'seat') this.scheduleRefresh(0);
-    this.persistSoon();
-    this.renderSoon();
-  }
-
-  overFromView(view) {
-    this.over = {
-      scores: view.scores,
-      winners: view.winners || [],
-      seed: null,
-      commitment: this.info.commitment,
-    };
-  }
-
-  /** A message at or below lastSeq: already reflected in the state; log it if it is missing. */
-  backfill(msg) {
-    if (this.logged.has(msg.seq) || msg.type === 'snapshot') return;
-    this.apply(msg, false);
-    this.log.sort((a, b) => a.seq - b.seq);
-    this.persistSoon();
-    this.renderSoon();
-  }
-
-  apply(msg, live) {
-    const nameOf = (s) => this.nameOf(s);
-    const game = this.info ? this.info.game : '';
-    const lines = [];
-    switch (msg.type) {
-      case 'room':
-        if (live) {
-          lines.push(...describeInfo(this.info, msg.info));
-          this.info = msg.info;
-        }
-        break;
-      case 'event': {
-        const text = describeEvent(game, msg.event, nameOf, this.memo);
-        if (text) lines.push(text);
-        break;
-      }
-      case 'window':
-        if (live) this.turn = { window: msg.window, deadline: msg.deadline, actors: msg.actors };
-        break;
-      case 'window_closed':
-        if (live && this.turn && this.turn.window === msg.window) this.turn = null;
-        break;
-      case 'game_over':
-        this.ended = true;
-        if (live) {
-          this.over = {
-            scores: msg.scores,
-            winners: msg.winners,
-            seed: msg.seed,
-            commitment: msg.commitment,
-          };
-          this.turn = null;
-        }
-        break;
-      default:
-        break;
-    }
-    const text = describeMessage(msg, nameOf, this.memo);
-    if (text) lines.push(text);
-    this.logged.add(msg.seq);
-    for (const line of lines) this.log.push({ seq: msg.seq, text: line, kind: msg.type });
+    receive(this, msg);
   }
 
   note(text) {
@@ -400,7 +284,7 @@ export class RoomView {
       this.view = snapshot.view;
       if (snapshot.view.over) {
         this.ended = true;
-        if (!this.over) this.overFromView(snapshot.view);
+        if (!this.over) overFromView(this, snapshot.view);
       }
       this.peekFailures = 0;
       this.persistSoon();
@@ -434,39 +318,6 @@ export class RoomView {
   }
 
   // --- drawing ----------------------------------------------------------------------------
-
-  updateTimer() {
-    const turn = this.turn;
-    const status = this.info ? this.info.status : null;
-    if (!turn || status !== 'playing') {
-      replace(
-        this.timerEl,
-        status === 'over' ? 'Game over' : status === 'open' ? 'Waiting for players' : '',
-      );
-      this.timerEl.dataset.mine = 'no';
-      return;
-    }
-    const left = Math.max(0, turn.deadline - this.conn.now);
-    const secs = Math.ceil(left / 1000);
-    const total = (this.info.turn_window || 30) * 1000;
-    const mine = turn.actors.some((a) => a.seat === this.seat) && this.mode === 'seat';
-    const who = mine
-      ? 'Your move'
-      : `Waiting for ${turn.actors.map((a) => this.nameOf(a.seat)).join(', ')}`;
-    this.timerEl.dataset.mine = mine ? 'yes' : 'no';
-    this.timerEl.classList.toggle('urgent', secs <= 5);
-    replace(
-      this.timerEl,
-      h('span.turn-who', null, who),
-      h('span.turn-left', { dataset: { seconds: String(secs) } }, `${secs} s`),
-      h(
-        'span.turn-track',
-        { 'aria-hidden': 'true' },
-        h('span.turn-fill', { style: { width: `${Math.min(100, (100 * left) / total)}%` } }),
-      ),
-    );
-    this.timerEl.setAttribute('aria-label', `${who}: ${secs} seconds left`);
-  }
 
   /**
    * Redraw at the next frame: a burst of room messages (a game of house bots runs a
@@ -514,284 +365,13 @@ export class RoomView {
       replace(root, h('p.loading', null, 'Connecting to the room…'));
       return;
     }
-    this.updateTimer();
+    drawTimer(this);
     const body = [];
-    if (info.status === 'open') body.push(this.waitingRoom());
-    else if (this.view && GAMES[info.game]) body.push(this.gameArea());
+    if (info.status === 'open') body.push(waitingRoom(this));
+    else if (this.view && GAMES[info.game]) body.push(gameArea(this));
     else body.push(h('p.loading', null, 'Loading the game…'));
-    replace(root, this.header(), this.timerEl, ...body);
+    replace(root, roomHeader(this), this.timerEl, ...body);
     const log = root.querySelector('.log-list');
     if (log) log.scrollTop = log.scrollHeight;
-  }
-
-  header() {
-    const info = this.info;
-    const link = `${location.origin}${location.pathname}#/room/${this.room}`;
-    const scores = this.view && this.view.scores;
-    return h(
-      'header.room-head',
-      null,
-      h(
-        'div.room-title',
-        null,
-        h('h1', null, info.name),
-        h('span.tag', null, GAMES[info.game]?.TITLE || info.game),
-        h('span.tag', { class: `status-${info.status}` }, info.status),
-        this.seat !== null
-          ? h('span.tag.you', null, `you: seat ${this.seat + 1}`)
-          : h('span.tag', null, 'watching'),
-      ),
-      h(
-        'ul.seats',
-        { 'aria-label': 'seats' },
-        info.seats.map((s) =>
-          h(
-            'li.seat',
-            {
-              class: [s.kind, s.connected ? 'on' : 'off', s.seat === this.seat ? 'me' : ''].join(
-                ' ',
-              ),
-            },
-            h(
-              'span.dot',
-              { 'aria-hidden': 'true' },
-              s.kind === 'bot' ? '⚙' : s.connected ? '●' : s.kind === 'open' ? '' : '○',
-            ),
-            h('span.name', null, s.kind === 'open' ? `seat ${s.seat + 1}: open` : s.name),
-            s.kind !== 'open' && !s.connected ? h('span.sr', null, ' (offline)') : null,
-            scores ? h('span.score', null, ` ${scores[s.seat]}`) : null,
-          ),
-        ),
-      ),
-      h(
-        'div.share',
-        null,
-        h('label', { for: 'share-link' }, 'Share'),
-        h('input', {
-          id: 'share-link',
-          readOnly: true,
-          value: link,
-          onfocus: (e) => e.target.select(),
-        }),
-        h(
-          'button.btn.small',
-          {
-            type: 'button',
-            dataset: { key: 'copy-link' },
-            onclick: async () => {
-              try {
-                await navigator.clipboard.writeText(link);
-                toast('Link copied.');
-              } catch {
-                const input = document.getElementById('share-link');
-                input.focus();
-                input.select();
-                toast('Press Ctrl+C to copy the link.');
-              }
-            },
-          },
-          'Copy link',
-        ),
-      ),
-    );
-  }
-
-  waitingRoom() {
-    const info = this.info;
-    const open = info.seats.filter((s) => s.kind === 'open');
-    const seated = this.mode === 'seat';
-    const hosting = seated && info.host === this.seat; // only the host starts and adds bots
-    const rows = info.seats.map((s) =>
-      h(
-        'tr',
-        null,
-        h('td', null, `Seat ${s.seat + 1}`),
-        h(
-          'td',
-          null,
-          s.kind === 'open'
-            ? 'open'
-            : `${s.name}${s.kind === 'bot' ? ' (house bot)' : ''}${s.seat === info.host ? ' (host)' : ''}`,
-        ),
-        h(
-          'td',
-          null,
-          s.kind === 'open' && !seated
-            ? h(
-                'button.btn',
-                {
-                  type: 'button',
-                  dataset: { key: `join-${s.seat}`, joinSeat: String(s.seat) },
-                  onclick: () => this.join(s.seat),
-                },
-                'Sit here',
-              )
-            : '',
-        ),
-      ),
-    );
-    return h(
-      'section.waiting',
-      { 'aria-label': 'waiting for players' },
-      h('h2', null, 'Waiting for players'),
-      h(
-        'p',
-        null,
-        open.length
-          ? `${open.length} open seat${open.length > 1 ? 's' : ''}. ${hosting ? 'Share the link, or fill them with house bots.' : 'The host may fill them with house bots.'} The game starts when every seat is taken.`
-          : hosting
-            ? 'Every seat is taken.'
-            : 'Every seat is taken: the host starts the game.',
-      ),
-      h('table.seat-table', null, h('tbody', null, rows)),
-      hosting && open.length
-        ? h(
-            'div.button-row',
-            null,
-            h(
-              'button.btn.primary',
-              {
-                type: 'button',
-                dataset: { key: 'fill-bots' },
-                onclick: async () => {
-                  const kind = defaultBot(await this.app.game(info.game));
-                  await this.request('add_bots', { kind }, 'House bots sat down.');
-                },
-              },
-              'Fill the open seats with house bots',
-            ),
-          )
-        : null,
-      hosting && !open.length
-        ? h(
-            'button.btn.primary',
-            { type: 'button', dataset: { key: 'start' }, onclick: () => this.request('start', {}) },
-            'Start the game',
-          )
-        : null,
-      this.logPanel(),
-    );
-  }
-
-  gameArea() {
-    const info = this.info;
-    const ctx = {
-      view: this.view,
-      actions: this.busy || this.mode !== 'seat' ? [] : this.actions,
-      seat: this.seat,
-      names: info.seats.map((s) => s.name),
-      info,
-      local: this.local,
-      act: (action) => this.act(action),
-      rerender: () => this.render(),
-    };
-    const { main, others } = GAMES[info.game].render(ctx);
-    const over = this.ended && this.over ? this.overPanel() : null;
-    return h(
-      'div.room-body',
-      null,
-      h('div.play', { class: `game-${info.game}` }, over, main),
-      h(
-        'aside.side',
-        null,
-        others.length
-          ? h(
-              'div.others',
-              { 'aria-label': 'the other players' },
-              h('h2', null, 'Other players'),
-              others,
-            )
-          : null,
-        this.logPanel(),
-      ),
-    );
-  }
-
-  overPanel() {
-    const over = this.over;
-    const rows = over.scores.map((score, s) =>
-      h(
-        'tr',
-        { class: over.winners.includes(s) ? 'winner' : '' },
-        h('td', null, this.nameOf(s)),
-        h('td.num', { dataset: { finalSeat: String(s) } }, String(score)),
-        h('td', null, over.winners.includes(s) ? '★ winner' : ''),
-      ),
-    );
-    return h(
-      'section.game-over',
-      { 'aria-label': 'game over', dataset: { key: 'over' } },
-      h('h2', null, 'Game over'),
-      h(
-        'table.final',
-        null,
-        h(
-          'thead',
-          null,
-          h('tr', null, h('th', null, 'Player'), h('th', null, 'Score'), h('th', null, '')),
-        ),
-        h('tbody', null, rows),
-      ),
-      over.seed
-        ? h(
-            'p.small',
-            null,
-            'Dice seed (check: its SHA-256 is the commitment): ',
-            h('code', null, over.seed),
-          )
-        : null,
-      h(
-        'div.button-row',
-        null,
-        h(
-          'a.btn.primary',
-          {
-            href: `/api/rooms/${this.room}/record`,
-            download: `dicehall-${this.room}.json`,
-            id: 'download-record',
-            dataset: { key: 'record' },
-          },
-          'Download the game record',
-        ),
-        h('a.btn', { href: '#/', dataset: { key: 'lobby' } }, 'Back to the lobby'),
-      ),
-    );
-  }
-
-  logPanel() {
-    const input = h('input', {
-      id: 'chat-text',
-      maxLength: 500,
-      placeholder: 'Say something…',
-      'aria-label': 'chat message',
-      autocomplete: 'off',
-    });
-    const send = async (e) => {
-      e.preventDefault();
-      const text = input.value.trim();
-      if (!text) return;
-      if (await this.request('chat', { text })) input.value = '';
-    };
-    const canChat = this.mode !== null;
-    return h(
-      'section.log',
-      { 'aria-label': 'what happened' },
-      h('h2', null, 'Log'),
-      h(
-        'ol.log-list',
-        { 'aria-live': 'polite', 'data-scroll': 'log', dataset: { keepScroll: 'no' } },
-        this.log
-          .slice(-200)
-          .map((e) => h('li', { class: `log-${e.kind}`, dataset: { seq: String(e.seq) } }, e.text)),
-      ),
-      canChat
-        ? h(
-            'form.chat',
-            { onsubmit: send },
-            input,
-            h('button.btn.small', { type: 'submit' }, 'Send'),
-          )
-        : null,
-    );
   }
 }

@@ -2,11 +2,12 @@
 
 Everything that changes a room passes through it in turn (in the caller's task when the
 room is idle, else through its inbox), so the room needs no lock and its messages leave in
-sequence order. After a command that made messages the actor awaits `commit` (the memory
-backend delivers; the Redis backend persists, publishes, then delivers) before it answers
-the caller or takes the next command: nothing is shown that is not committed, and the only
-thing acknowledged before its commit is an answer a shared window keeps back, which shows
-nothing (rules/base.py, `held_answer`; `RoomCore.act`). The deadline is an absolute time
+sequence order. After a command that made messages the actor hands them to its host's
+`commit` (server/hosting/host.py: the store makes them durable, then the hub shows them)
+and, when that must be waited for, awaits it before it answers the caller or takes the
+next command: nothing is shown that is not committed, and the only thing acknowledged
+before its commit is an answer a shared window keeps back, which shows nothing
+(rules/base.py, `held_answer`; `RoomCore.act`). The deadline is an absolute time
 kept in the core: the timer is only a reminder, re-armed whenever the core's deadline
 changes.
 
@@ -19,27 +20,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from dicehall.protocol.errors import ProtocolError
 
 from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R
 from .execute import execute
+from .hosting.batch import Commit, CommitBatch, Queued, Ran, Rider
 from .journal import Entry, kept
-from .outgoing import Outgoing
 from .room import RoomCore
 from .room_task import run_room, stop_room
 
 log = logging.getLogger("dicehall.room")
 
-Rider = Callable[[Any], object]
-"""Turns a command's result into something its commit carries along (the Redis backend:
-the reply to a forwarded command, published by the same script as the room's messages)."""
-Commit = Callable[[RoomCore, list[Outgoing], object, list[Entry]], Awaitable[None]]
-"""(core, messages, what a rider made of the command's result or None, the commands run
-since the last commit when the actor keeps a journal, else [])"""
-CommitNow = Callable[[RoomCore, list[Outgoing]], None]
 ShowProgress = Callable[[RoomCore], None]
 """Shows who has answered the open window (`RoomCore.progress`) after an answer that the
 room kept back: nothing to commit, so nothing waits."""
@@ -57,15 +51,16 @@ class Tally:
 
 
 class RoomActor:
-    """`commit_now`: a commit that never waits (the memory backend's), made in the
-    caller's task by a command that found the room idle (`submit`)."""
+    """`commit`: the host's, called in the task that ran the command (the caller's, when
+    the command found the room idle); what it returns, if anything, is awaited by the
+    room's task before anything else runs. `journal`: the batches carry the commands run
+    since the last commit (a store that replays them on another process asks for it)."""
 
     def __init__(
         self,
         core: RoomCore,
         commit: Commit,
         spawn_bot: BotSpawner | None = None,
-        commit_now: CommitNow | None = None,
         expired: Tally | None = None,
         journal: bool = False,
         progress: ShowProgress | None = None,
@@ -75,7 +70,6 @@ class RoomActor:
         """Kept, as on every hot path (docs/contributing.md, "Hot paths"): a room arms a
         timer for every turn window."""
         self._commit = commit
-        self._commit_now = commit_now
         self._spawn_bot = spawn_bot
         self._inbox: list[Queued | None] = []
         """Commands waiting for the room's task (None: stop), a list and a future to wake
@@ -117,21 +111,21 @@ class RoomActor:
         A command that finds the room idle (nothing queued, nothing running) runs at once,
         in the caller's task: the same order as through the inbox, without waking the
         room's task and then the caller's again. Most commands commit nothing (`legal`, an
-        answer the window keeps back), and those are done when this returns; one that
-        must commit hands its commit to the room's task, first in line, so that commits
-        keep their order (the memory backend's `commit_now` never waits: it is done
-        here). A caller that loops on calls yields itself (a house bot after each request,
+        answer the window keeps back), and those are done when this returns; so is one
+        whose commit is done at once (the memory store's). One whose commit must be
+        awaited hands it to the room's task, first in line, so that commits keep their
+        order. A caller that loops on calls yields itself (a house bot after each request,
         a connection between the frames of a burst), so it cannot starve the event loop."""
         fut: asyncio.Future[R] = self._loop.create_future()
         if self._queued or self._stopped:
             self._put((cmd, fut, rider))
             return fut
-        ran = self._execute(cmd, fut)
+        ran = self._execute(cmd, fut, rider)
         if ran is None:
             return fut
-        if self._waits(ran, rider):
-            return self._first_in_line(ran, rider)
-        self._settle_now(ran, fut)
+        if ran.pending is not None:
+            return self._first_in_line(ran)
+        self.done(ran, fut)
         return fut
 
     # --- for the room's task (server/room_task.py) ---------------------------------------
@@ -149,26 +143,16 @@ class RoomActor:
 
     def run_queued(self, item: Queued) -> Ran | None:
         """Run a queued command (a `Ran` is one run already); what it made if its commit
-        must be awaited (`commit`), else None: it is settled, or failed and its caller
-        told."""
+        must be awaited (`Ran.pending`, then `done`), else None: it is settled, or failed
+        and its caller told."""
         what, fut, rider = item
         if isinstance(what, Ran):
             return what
-        ran = self._execute(what, fut)
-        if ran is None or self._waits(ran, rider):
+        ran = self._execute(what, fut, rider)
+        if ran is None or ran.pending is not None:
             return ran
-        self._settle_now(ran, fut)
+        self.done(ran, fut)
         return None
-
-    def commit(self, ran: Ran, rider: Rider | None) -> Awaitable[None]:
-        """Commit what `ran` made, with the commands since the last commit; `done` once
-        that is awaited."""
-        self._note(ran)
-        journal: list[Entry] = []
-        if self._journal:
-            journal, self._journal = self._journal, []
-        riding = None if rider is None else rider(ran.result)
-        return self._commit(self.core, ran.out, riding, journal)
 
     def done(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
         if fut is not None and not fut.done():
@@ -197,17 +181,19 @@ class RoomActor:
         inbox, self._inbox = self._inbox, []
         for item in inbox:
             if item is not None:
-                fut = item[1]
+                what, fut, _ = item
+                if isinstance(what, Ran) and what.pending is not None:
+                    what.pending.close()  # never committed: its caller is told so
                 if fut is not None and not fut.done():
                     fut.cancel()
 
     # --- in turn -------------------------------------------------------------------------
 
-    def _first_in_line(self, ran: Ran, rider: Rider | None) -> asyncio.Future[Any]:
-        """Hand what `ran` made to the room's task, to commit before anything queued."""
+    def _first_in_line(self, ran: Ran) -> asyncio.Future[Any]:
+        """Hand `ran`'s commit to the room's task, to await before anything queued."""
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._queued += 1
-        self._inbox.insert(0, (ran, fut, rider))
+        self._inbox.insert(0, (ran, fut, None))
         self._wake()
         return fut
 
@@ -224,14 +210,27 @@ class RoomActor:
         if wakeup is not None and not wakeup.done():
             wakeup.set_result(None)
 
-    def _execute(self, cmd: Command[Any], fut: asyncio.Future[Any] | None) -> Ran | None:
-        """Run `cmd` on the room; None when it failed, and its caller is told."""
+    def _execute(
+        self, cmd: Command[Any], fut: asyncio.Future[Any] | None, rider: Rider | None
+    ) -> Ran | None:
+        """Run `cmd` on the room and commit what it made (`Ran.pending`: that commit, if
+        it must be awaited); None when it failed, and its caller is told."""
         try:
-            return self._run_here(cmd)
+            ran = self._run_here(cmd)
         except Exception as exc:
             if fut is not None and not fut.done():
                 fut.set_exception(exc)
             return None
+        self._note(ran)
+        if ran.out:
+            journal: list[Entry] = []
+            if self._journal:
+                journal, self._journal = self._journal, []
+            reply = None if rider is None else rider(ran.result)
+            ran.pending = self._commit(CommitBatch(self.core, ran.out, journal, reply))
+        elif self._progress is not None and type(cmd) is ActCmd:
+            self._progress(self.core)  # an answer the room kept back: who has answered
+        return ran
 
     def _run_here(self, cmd: Command[Any]) -> Ran:
         """Run `cmd` on the room, now; what it raised propagates (a protocol error changed
@@ -245,22 +244,6 @@ class RoomActor:
             log.exception("room %s: %r failed", self.core.id, cmd)
             raise
         return Ran(cmd, now, result, out)
-
-    def _waits(self, ran: Ran, rider: Rider | None) -> bool:
-        """What `ran` made needs a commit that is waited for (only the memory backend's,
-        for a command without a rider, is done at once)."""
-        return bool(ran.out) and (rider is not None or self._commit_now is None)
-
-    def _settle_now(self, ran: Ran, fut: asyncio.Future[Any] | None) -> None:
-        """What `ran` made needs no wait: nothing (then, after an answer the room kept
-        back, show who has answered), or the memory backend's delivery."""
-        self._note(ran)
-        if ran.out:
-            assert self._commit_now is not None
-            self._commit_now(self.core, ran.out)
-        elif self._progress is not None and type(ran.cmd) is ActCmd:
-            self._progress(self.core)
-        self.done(ran, fut)
 
     def _note(self, ran: Ran) -> None:
         if self._journal is not None and kept(ran.cmd):
@@ -308,20 +291,3 @@ class RoomActor:
             return
         self._armed = None
         self._put((ExpireCmd(), None, None))
-
-
-class Ran:
-    """A command the room ran, with what it made, waiting to be committed and answered."""
-
-    __slots__ = ("cmd", "now", "out", "result")
-
-    def __init__(self, cmd: Command[Any], now: float, result: Any, out: list[Outgoing]) -> None:
-        self.cmd = cmd
-        self.now = now
-        self.result = result
-        self.out = out
-
-
-Queued = tuple[Command[Any] | Ran, asyncio.Future[Any] | None, Rider | None]
-"""An inbox item: a command to run (or one run already, to commit), the future of its
-caller if one waits, and its rider."""

@@ -2,11 +2,11 @@
 
 `DICEHALL_COMPILE=1 pip install .` (or `make test-compiled`, in a copy of the tree)
 compiles these with mypyc: the sans-I/O layers a delivery goes through (the games'
-engines, the room, its actor, log and messages, the command dispatch, the fan-out, the
-hub, each connection's room stream and peer, the flusher, the protocol's connection,
-codec, rate limiter and WebSocket frames, the latency histogram). Their coroutines live
-beside them (the peer's writer task in writer.py, the room's task in room_task.py, the
-session in session.py).
+engines, the room, its actor, log and messages, what it commits, the command dispatch,
+the fan-out, the hub, each connection's room stream, peer and outbox, the flusher, the
+protocol's connection, codec, rate limiter and WebSocket frames, the latency histogram).
+Their coroutines live beside them (the outboxes' writer tasks in writer.py, the room's
+task in room_task.py, the session in session.py).
 Compiled code turns a `bool` given for an `int` into an `int` before the code can see it,
 so what checks values from outside takes them as `object` (`State.apply_action`'s seat,
 `Game.new_state`'s seats) and checks them before they are stored. No coroutine is among them: a
@@ -20,6 +20,21 @@ file (which imports nothing of the project for that reason).
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
+
+GAME_MARK = "# mypyc: compiled (a hot module: server/compiled.py)"
+"""The line by which a game's module (rules/NAME/*.py) asks to be compiled: a game's hot
+modules are found, not named here, so that a new game touches nothing outside its folder."""
+
+
+def _game_modules() -> tuple[str, ...]:
+    rules = Path(__file__).resolve().parents[1] / "rules"
+    return tuple(
+        f"dicehall.rules.{path.parent.name}.{path.stem}"
+        for path in sorted(rules.glob("*/*.py"))
+        if path.parent.name != "bots" and GAME_MARK in path.read_text(encoding="utf-8").splitlines()
+    )
+
 
 MODULES = (
     "dicehall.protocol.codec",
@@ -28,16 +43,14 @@ MODULES = (
     "dicehall.protocol.wsframes",
     "dicehall.rules.base",
     "dicehall.rules.fair",
-    "dicehall.rules.qwinto.state",
-    "dicehall.rules.qwirkle.state",
-    "dicehall.rules.qwixx.sheet",
-    "dicehall.rules.qwixx.state",
-    "dicehall.rules.yamb.state",
+    *_game_modules(),
     "dicehall.server.actor",
     "dicehall.server.execute",
     "dicehall.server.flusher",
+    "dicehall.server.hosting.batch",
     "dicehall.server.hub",
     "dicehall.server.metrics",
+    "dicehall.server.outbox",
     "dicehall.server.outgoing",
     "dicehall.server.peer",
     "dicehall.server.room",

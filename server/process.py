@@ -58,7 +58,7 @@ class Server:
         """Finished games to the database (`--db`); None: no history kept."""
         if config.db is not None and config.db != "none":
             self.history = HistoryService(config.db, outbox_folder(config.db))
-            self.backend.on_game_over = self.history.finished
+            self.backend.host.on_game_over = self.history.finished
             self.history.on_stored = self.backend.history_stored
             self.metrics.registry.register(self.history)
         secret = config.secret or secrets.token_bytes(32)

@@ -11,12 +11,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .actor import RoomActor
+from .hosting.batch import Queued, Ran
+from .room import RoomCore
 
 log = logging.getLogger("dicehall.room")
+
+
+class RoomActor(Protocol):
+    """What the room's task asks of its actor (server/actor.py): described here, not
+    imported, so that the compiled actor and these coroutines need not import each other."""
+
+    @property
+    def core(self) -> RoomCore: ...
+    def wakeup(self) -> asyncio.Future[None] | None: ...
+    def take(self) -> Queued | None: ...
+    def run_queued(self, item: Queued) -> Ran | None: ...
+    def done(self, ran: Ran, fut: asyncio.Future[object] | None) -> None: ...
+    def finished(self) -> None: ...
+    def halt(self) -> asyncio.Task[None] | None: ...
+    def drop_inbox(self) -> None: ...
 
 
 async def run_room(actor: RoomActor) -> None:
@@ -33,8 +48,8 @@ async def run_room(actor: RoomActor) -> None:
         fut = item[1]
         try:
             ran = actor.run_queued(item)
-            if ran is not None:
-                await actor.commit(ran, item[2])
+            if ran is not None and ran.pending is not None:
+                await ran.pending
                 actor.done(ran, fut)
         except asyncio.CancelledError:
             if fut is not None and not fut.done():

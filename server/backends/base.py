@@ -8,10 +8,8 @@ one process the owner is always local; with Redis it may be another process.
 from __future__ import annotations
 
 import bisect
-import logging
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -21,10 +19,9 @@ from dicehall.protocol.messages.results import RoomsResult
 from dicehall.rules import get_game
 
 from ..commands import Command, R
+from ..hosting.host import RoomHost
 from ..hub import Hub
 from ..room import RoomCore
-
-log = logging.getLogger("dicehall.backend")
 
 
 class RoomSpec(msgspec.Struct, kw_only=True):
@@ -75,12 +72,14 @@ def page_of(listed: list[str], limit: int, after: str | None) -> tuple[list[str]
 
 
 class Backend(ABC):
-    def __init__(self, hub: Hub) -> None:
+    """What sessions and the process see of the rooms: the rooms run here are the host's
+    (`RoomHost`, the same in both deployments); a backend adds where the others are."""
+
+    def __init__(self, hub: Hub, host: RoomHost) -> None:
         self.hub = hub
+        self.host = host
         self.public_url: str | None = None
         """Where clients reach this process directly (`--public-url`), if advertised."""
-        self.on_game_over: Callable[[RoomCore], None] | None = None
-        """Called once per game, by the room's owner, when its end is committed (history)."""
 
     @abstractmethod
     async def start(self) -> None:
@@ -94,20 +93,8 @@ class Backend(ABC):
         return True
 
     def history_stored(self, room: str) -> None:
-        """History has `room`'s finished game (a writer stored it): a backend that keeps
-        a room's state elsewhere notes it, so that its next owner does not hand it again.
-        (The memory backend keeps nothing elsewhere: nothing to note.)"""
-        return None
-
-    def game_over(self, core: RoomCore) -> None:
-        """Hand a finished game to history (`on_game_over`). Its failure (a full disk) is
-        logged and never reaches the room: play goes on without history."""
-        if self.on_game_over is None:
-            return
-        try:
-            self.on_game_over(core)
-        except Exception:
-            log.exception("room %s: its finished game could not be handed to history", core.id)
+        """History has `room`'s finished game (a writer stored it): the room may close."""
+        self.host.stored(room)
 
     async def shared_secret(self) -> bytes | None:
         """A token-signing secret every process of this deployment shares (None: no peers)."""
@@ -133,9 +120,9 @@ class Backend(ABC):
         """A page of the public rooms (of `game`), by room id from the one after `after`
         (`page_of`), with how many there are in all: the `rooms` reply."""
 
-    @abstractmethod
     def rooms_here(self) -> int:
         """How many rooms this process runs now (what `--max-rooms` bounds)."""
+        return len(self.host.actors)
 
     @abstractmethod
     async def call(self, room: str, cmd: Command[R]) -> R:
@@ -156,15 +143,15 @@ class Backend(ABC):
     async def record(self, room: str) -> dict[str, Any] | None:
         """The game record once the game is over (None: no such room or not over)."""
 
-    @abstractmethod
     def local_room(self, room: str) -> RoomCore | None:
         """The room's core if this process runs it now (to read, never to change: every
         change goes through `call`)."""
+        return self.host.actors.core(room)
 
-    @abstractmethod
     def game_of(self, room: str) -> str:
         """The game of a room run by this process (house bots need it)."""
+        return self.host.actors.game_of(room)
 
-    @abstractmethod
     def stats(self) -> dict[str, int]:
         """Counts for /metrics: rooms, seats taken, windows expired..."""
+        return self.host.actors.stats()

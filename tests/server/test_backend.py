@@ -78,7 +78,7 @@ async def test_quiet_rooms_nobody_is_in_are_closed() -> None:
         await backend.call(watched, WatchCmd(delta=-1))
         await backend.reap()
         assert {r.room for r in await backend.rooms()} == {seated, fresh}
-        clock.now = time.time() + backend.empty_seconds + 1  # (stamped in real time)
+        clock.now = time.time() + backend.host.empty_seconds + 1  # (stamped in real time)
         await backend.reap()
         assert not await backend.rooms(), "(fresh, empty as long, went with it)"
         assert backend.stats()["rooms_closed"] == 4
@@ -228,7 +228,7 @@ async def test_finished_records_are_kept_compressed_and_the_oldest_go() -> None:
         core = backend.local_room(rooms[2])
         assert core is not None
         as_json = msgspec.json.encode(core.record)
-        kept = backend._records[rooms[2]]
+        kept = backend.store._records[rooms[2]]
         assert len(kept) < len(as_json) / 4 and zlib.decompress(kept) == as_json
         assert await backend.record(rooms[2]) == core.record
         assert await backend.record(rooms[0]) is None, "only the last 2 are kept"

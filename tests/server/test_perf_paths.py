@@ -26,6 +26,7 @@ from dicehall.server.commands import (
     StartCmd,
     SyncCmd,
 )
+from dicehall.server.hosting.batch import CommitBatch, Pending
 from dicehall.server.hub import Hub
 from dicehall.server.outgoing import MSGPACK_ENCODER, Outgoing
 from dicehall.server.room import RoomCore
@@ -132,13 +133,10 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     core = RoomCore("r1", game, game.resolve_options(), 2, 30)
     said: list[str] = []
 
-    def commit(core: RoomCore, out: list[Outgoing]) -> None:
-        said.extend(o.message.text for o in out if isinstance(o.message, Chat))
+    def commit(batch: CommitBatch) -> None:
+        said.extend(o.message.text for o in batch.out if isinstance(o.message, Chat))
 
-    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
-        commit(core, out)
-
-    actor = RoomActor(core, commit_later, commit_now=commit)
+    actor = RoomActor(core, commit)
     actor.start()
     try:
         await actor.submit(ChatCmd(seat=None, sender="a", text="alone"))
@@ -190,8 +188,11 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     cores = [RoomCore(f"r{i}", game, game.resolve_options(), 2, 30) for i in range(200)]
     gate = asyncio.Event()
 
-    async def commit(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
+    async def wait_for_the_gate() -> None:
         await gate.wait()
+
+    def commit(batch: CommitBatch) -> Pending:
+        return wait_for_the_gate()
 
     tracing = tracemalloc.is_tracing()  # (PYTHONTRACEMALLOC: a run that finds leaks)
     tracemalloc.start()
@@ -275,13 +276,10 @@ async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_d
     core = RoomCore("r1", game, game.resolve_options(), 2, 1)
     closed: list[float] = []
 
-    def commit(core: RoomCore, out: list[Outgoing]) -> None:
-        closed.extend(time.time() for o in out if isinstance(o.message, WindowClosed))
+    def commit(batch: CommitBatch) -> None:
+        closed.extend(time.time() for o in batch.out if isinstance(o.message, WindowClosed))
 
-    async def commit_later(core: RoomCore, out: list[Outgoing], rider: object, ran: object) -> None:
-        commit(core, out)
-
-    actor = RoomActor(core, commit_later, commit_now=commit)
+    actor = RoomActor(core, commit)
     actor.start()
     try:
         for seat in range(2):

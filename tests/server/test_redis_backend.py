@@ -45,6 +45,7 @@ from dicehall.server.backends.redis.keys import (
     reply_channel,
     snap_key,
 )
+from dicehall.server.hosting.store import Release
 from dicehall.server.process import Server
 from dicehall.server.room import RoomCore
 from dicehall.server.settings import Config
@@ -457,7 +458,7 @@ async def test_finished_rooms_close_once_left_or_after_a_while_and_keep_their_re
     later (its player may come back to see the end). Either way only the record stays."""
     url, r = db
     async with processes(url, n=1) as (a,):
-        backend(a).leases.over_seconds = 3.0
+        backend(a).host.over_seconds = 3.0
         played = []
         for name in ("Ada", "Bo"):
             m = await seated(a, name)
@@ -541,7 +542,7 @@ async def test_a_room_handed_over_keeps_the_answers_its_window_kept_back(
         await bo.ask(requests.Act, room=room, window=window, action=act({"type": "pass"}))
         seq = committed_seq(r, room)
 
-        await backend(a).leases.give_up(room, release_lease=True)
+        await backend(a).host.let_go(room, Release.HANDED)
         await ada.ask(requests.Legal, room=room)  # (a process takes the room over to answer)
         owner = a if lease_owner(r, room) == backend(a).proc else b
         core = backend(owner).local_room(room)

@@ -31,9 +31,11 @@ from dicehall.protocol import errors
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ...actor import BotSpawner, Rider, RoomActor
+from ...actor import BotSpawner, RoomActor
 from ...cancelling import cancel_and_wait
 from ...commands import Command, R, Sync
+from ...hosting.batch import Rider
+from ...hosting.host import RoomHost
 from ...hub import Hub
 from ...outgoing import Outgoing
 from ...room import RoomCore
@@ -57,7 +59,7 @@ from .leases import Leases
 from .link import Link
 from .packing import DECODER, EVENTS, events_prefix, pack_progress, unpack_outgoing
 from .relay import EventRelay
-from .store import RoomStore
+from .store import FencedStore
 from .urls import parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
@@ -91,7 +93,6 @@ class RedisBackend(Backend):
         proc: str | None = None,
         reply_timeout: float = 1.0,
     ) -> None:
-        super().__init__(hub)
         self.url = url
         self.cluster = cluster
         self.lease_ms = lease_ms
@@ -112,7 +113,7 @@ class RedisBackend(Backend):
         self._stopping = False
         reply_ms = 2 * lease_ms + 5000
         """How long a reply is kept for an asker whose pub/sub connection missed it."""
-        self.store = RoomStore(
+        self.store = FencedStore(
             lambda: self.link,
             self.proc,
             lease_ms=lease_ms,
@@ -132,15 +133,21 @@ class RedisBackend(Backend):
             self._spawn,
             lease_ms=lease_ms,
             history=history,
-            idle_seconds=idle_seconds,
-            over_seconds=min(over_seconds, idle_seconds),
-            empty_seconds=min(empty_seconds, idle_seconds),
+            public_url=lambda: self.public_url,
+        )
+        host = RoomHost(
+            hub,
+            self.leases,
             spawn_bot=spawn_bot,
             drop_bots=drop_bots,
-            public_url=lambda: self.public_url,
-            game_over=self._to_history,
-            progress=self._progress,
+            idle_seconds=idle_seconds,
+            over_seconds=over_seconds,
+            empty_seconds=empty_seconds,
         )
+        host.deliver = self.relay.committed
+        host.show_progress = self._progress
+        self.leases.host = host
+        super().__init__(hub, host)
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
@@ -161,7 +168,7 @@ class RedisBackend(Backend):
         return self._bus
 
     def owns(self, room: str) -> bool:
-        return room in self.leases.actors
+        return room in self.host.actors
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
         """Run `job` in the background, kept (and cancelled at stop) until it is done."""
@@ -186,7 +193,7 @@ class RedisBackend(Backend):
             self.proc,
             lambda: self.link,
             lambda: self.redis,
-            actor_of=self.leases.actors.get,
+            actor_of=self.host.actors.get,
             take_over=self.leases.take_over,
             run_here=self._run_here,
             seen_here=self.relay.seen,
@@ -205,12 +212,12 @@ class RedisBackend(Backend):
         )
         for job in jobs:
             self._tasks.append(asyncio.get_running_loop().create_task(job))
+        await self.host.start()
 
     async def stop(self) -> None:
         """Drain: finish queued commands, commit, hand every room over by releasing its lease."""
         self._stopping = self.leases.stopping = True
-        for room in list(self.leases.actors):
-            await self.leases.give_up(room, release_lease=True)
+        await self.host.stop()
         await cancel_and_wait([*self._tasks, *self._background])
         with contextlib.suppress(RedisError, RuntimeError):
             await self.link.close()
@@ -230,21 +237,8 @@ class RedisBackend(Backend):
             with contextlib.suppress(RedisError):
                 await self.redis.set(SECRET, self._secret, nx=True)
 
-    def _to_history(self, core: RoomCore) -> bool:
-        """Hand a finished game to history: True if it has it now (and says when it is
-        stored: `history_stored`); False if this process keeps no history, or could not
-        hand it (logged: play goes on without it)."""
-        if self.on_game_over is None:
-            return False
-        try:
-            self.on_game_over(core)
-        except Exception:
-            log.exception("room %s: its finished game could not be handed to history", core.id)
-            return False
-        return True
-
     def history_stored(self, room: str) -> None:
-        self.leases.stored(room)  # (it may close now)
+        super().history_stored(room)  # (it may close now)
         self._spawn(self._mark_stored(room))
 
     async def _mark_stored(self, room: str) -> None:
@@ -267,7 +261,7 @@ class RedisBackend(Backend):
         """Redis came back (maybe empty): write owned rooms back, refill subscribers' gaps."""
         self.store.forget_lobby()
         await self._restore_secret()
-        for room in list(self.leases.actors):
+        for room in list(self.host.actors):
             await self.leases.rewrite(room)
         await self.relay.refill()
 
@@ -318,12 +312,11 @@ class RedisBackend(Backend):
         async with self._reaching_redis():
             while True:
                 core = spec.core(new_room_id(), self.history)
-                core.last_activity = time.time()
-                if await self.leases.create(core):
+                if await self.host.create(core):
                     return self.advertised(core.info())
 
     async def owner_url(self, room: str) -> str | None:
-        if room in self.leases.actors:
+        if room in self.host.actors:
             return self.public_url
         try:
             async with asyncio.timeout(self.reply_timeout):
@@ -352,7 +345,7 @@ class RedisBackend(Backend):
         give_up = time.monotonic() + self._patience
         while True:
             try:
-                actor = self.leases.actors.get(room)
+                actor = self.host.actors.get(room)
                 if actor is not None:
                     result: R = await self._run_here(actor, cmd, None, give_up)
                 else:
@@ -450,9 +443,6 @@ class RedisBackend(Backend):
         rooms = [_ENTRY.decode(raw[room.encode()]) for room in page]
         return RoomsResult(rooms=rooms, total=len(listed), next=cursor)
 
-    def rooms_here(self) -> int:
-        return len(self.leases.actors)
-
     async def record(self, room: str) -> dict[str, Any] | None:
         raw = await self.redis.get(record_key(room))
         if raw is None:
@@ -460,15 +450,9 @@ class RedisBackend(Backend):
         record: dict[str, Any] = msgspec.json.decode(raw)
         return record
 
-    def local_room(self, room: str) -> RoomCore | None:
-        return self.leases.actors.core(room)
-
-    def game_of(self, room: str) -> str:
-        return self.leases.actors.game_of(room)
-
     def stats(self) -> dict[str, int]:
         return {
-            **self.leases.actors.stats(),
+            **super().stats(),
             "takeovers": self.leases.takeovers,
             "commands_forwarded": 0 if self._bus is None else self._bus.forwarded,
             "commands_served": 0 if self._bus is None else self._bus.served,

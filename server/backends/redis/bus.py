@@ -40,12 +40,12 @@ from ...commands import (
     WatchCmd,
     result_type,
 )
+from ...hosting.batch import Reply, Rider
 from .backoff import Backoff
 from .errors import Gone, Retry
 from .keys import command_channel, lease_key, reply_channel, reply_key, snap_key
 from .link import Link, Unheard
 from .packing import ANSWER, ENCODER, FORWARDED, Answer
-from .scripts import RidingReply
 
 log = logging.getLogger("dicehall.redis")
 
@@ -66,7 +66,7 @@ def _decode_result(cmd: type[Command[Any]], raw: msgspec.Raw) -> Any:
     return decoder.decode(raw)
 
 
-RunHere = Callable[[RoomActor, Command[Any], Callable[[Any], RidingReply] | None], Awaitable[Any]]
+RunHere = Callable[[RoomActor, Command[Any], Rider | None], Awaitable[Any]]
 
 
 class CommandBus:
@@ -270,12 +270,12 @@ class CommandBus:
             self._served.popitem(last=False)
         rode = False
 
-        def ride(result: Any) -> RidingReply:
+        def ride(result: Any) -> Reply:
             """A command that commits is answered by its commit's script: one round trip."""
             nonlocal rode
             rode = True
             body = ENCODER.encode(Answer(rid=rid, ok=True, result=_raw(result)))
-            return RidingReply(reply_key(to, rid), reply_channel(to), body)
+            return Reply(to, rid, body)
 
         try:
             cmd = _read_command(room, forwarded.cmd)

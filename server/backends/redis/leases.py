@@ -1,5 +1,5 @@
-"""The rooms this process owns: leases held and renewed, rooms taken over, handed over,
-lost, and closed when idle.
+"""The Redis deployment's room store: leases held and renewed, rooms taken over, handed
+over, lost and closed, and their fenced commits (store.py).
 
 A room is owned by one process at a time: a lease key with a TTL that the owner renews.
 Only the owner runs the room's actor. When an owner dies its lease expires; every process
@@ -22,12 +22,11 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from ... import journal, snapshot
-from ...actor import BotSpawner, RoomActor, ShowProgress
 from ...commands import ReopenCmd
-from ...journal import Entry
-from ...outgoing import Outgoing
+from ...hosting.batch import CommitBatch, Pending
+from ...hosting.host import RoomHost
+from ...hosting.store import Release, RoomStore
 from ...room import RoomCore
-from ..local import LocalRooms
 from .backoff import Backoff
 from .errors import Fenced
 from .keys import (
@@ -40,13 +39,15 @@ from .keys import (
     log_key,
     process_key,
     record_log_key,
+    reply_channel,
+    reply_key,
     snap_key,
 )
 from .link import Link
 from .packing import pack_events, pack_outgoing, unpack_outgoing
 from .relay import EventRelay
 from .scripts import Renewal, RidingReply, release, renew
-from .store import RoomStore
+from .store import FencedStore
 
 log = logging.getLogger("dicehall.redis")
 
@@ -54,26 +55,24 @@ HISTORY_SWEEP_ROUNDS = 20
 """Scans between two sweeps of `HISTORY_WAITING` (about every 5 s with the default lease)."""
 
 
-class Leases:
+class Leases(RoomStore):
+    """The Redis deployment's `RoomStore`: a room's commits are fenced by its lease."""
+
+    journal = True
+    durable = True
+
     def __init__(
         self,
         proc: str,
         link: Callable[[], Link],
         redis: Callable[[], Any],
-        store: RoomStore,
+        store: FencedStore,
         relay: EventRelay,
         spawn: Callable[[Coroutine[Any, Any, None]], None],
         *,
         lease_ms: int,
         history: int,
-        idle_seconds: float,
-        over_seconds: float,
-        empty_seconds: float,
-        spawn_bot: BotSpawner | None,
-        drop_bots: Callable[[str], None] | None,
         public_url: Callable[[], str | None],
-        game_over: Callable[[RoomCore], bool],
-        progress: ShowProgress | None = None,
     ) -> None:
         self.proc = proc
         self._link = link
@@ -83,108 +82,73 @@ class Leases:
         self._spawn = spawn
         self.lease_ms = lease_ms
         self.history = history
-        self.idle_seconds = idle_seconds
-        self.over_seconds = over_seconds
-        self.empty_seconds = empty_seconds
-        self.spawn_bot = spawn_bot
-        self.drop_bots = drop_bots
         self._public_url = public_url
-        self._progress = progress
-        self._game_over = game_over
-        """Hands a finished game to history: True if this process keeps history (and will
-        say when the game is stored: `stored`)."""
-        self._ended: set[str] = set()
-        """Rooms run here whose finished game was handed to history (once per owner)."""
-        self._unstored: set[str] = set()
-        """Rooms run here whose finished game history has not stored yet: not closed until
-        it has (their snapshot is what another process takes them over from, should this
-        one die first; closing a room deletes it)."""
-        self.actors = LocalRooms()
+        self.host: RoomHost | None = None
+        """The rooms run here (set once the host that uses this store is made)."""
         self._lost: set[int] = set()
         """The ids of cores whose room another process runs now: never written again."""
         self.stopping = False
         self.takeovers = 0
 
+    @property
+    def rooms(self) -> RoomHost:
+        assert self.host is not None, "no host uses this store"
+        return self.host
+
     # --- taking and giving up rooms --------------------------------------------------------
 
     async def create(self, core: RoomCore) -> bool:
-        """Own a new room: False if its id is taken (the caller picks another)."""
         if not await self._redis().set(lease_key(core.id), self.proc, nx=True, px=self.lease_ms):
             return False
         await self.store.persist(core, [])
-        await self.own(core)
         return True
 
-    async def own(self, core: RoomCore) -> None:
-        actor = RoomActor(
-            core,
-            self._commit,
-            self.spawn_bot,
-            expired=self.actors.windows_expired,
-            journal=True,
-            progress=self._progress,
-        )
-        self.actors[core.id] = actor
+    async def owned(self, core: RoomCore) -> None:
+        self._lost.discard(id(core))
         await self._link().subscribe(command_channel(core.id))
-        actor.start()
         await self.relay.listen(core.id)  # the owner delivers its commits itself
-        if self.spawn_bot is not None:
-            for seat, s in enumerate(core.seats):
-                if s.kind == "bot" and s.bot is not None and core.status != "over":
-                    self.spawn_bot(core.id, seat, s.bot)
 
-    async def give_up(self, room: str, release_lease: bool) -> None:
-        """Stop running `room` here after the commands already queued (a drain, a reap)."""
-        actor = self.actors.pop(room, None)
-        if actor is None:
-            return
-        if self.drop_bots is not None:
-            self.drop_bots(room)
-        await actor.stop()
-        if actor.unwritten():  # answers the room kept back: written, not lost
+    async def released(self, core: RoomCore, why: Release, unwritten: bool) -> None:
+        room = core.id
+        if why is Release.LOST:
+            self._lost.discard(id(core))
+            if room in self.rooms.actors:  # (it is ours again already)
+                return
+        elif unwritten and why is Release.HANDED:  # answers the room kept back: not lost
             with contextlib.suppress(Fenced):
-                await self.store.persist(actor.core, [])
+                await self.store.persist(core, [])
         self.store.forget(room)
-        self._ended.discard(room)
-        self._unstored.discard(room)  # (the next owner hands it again if it still waits)
         with contextlib.suppress(RedisError):
             await self._link().unsubscribe(command_channel(room))
-            if release_lease:
+        if why is Release.CLOSED:
+            # The lease goes last: while it is held nobody can take the room over, and
+            # once its snapshot is gone nobody can.
+            redis = self._redis()
+            with contextlib.suppress(RedisError):
+                await redis.hdel(LOBBY, room)
+                await redis.delete(
+                    snap_key(room), log_key(room), record_log_key(room), journal_key(room)
+                )
+                await release(self._link(), room, self.proc)
+        elif why is Release.HANDED:
+            with contextlib.suppress(RedisError):
                 await release(self._link(), room, self.proc)
         with contextlib.suppress(RedisError):
             await self.relay.listen(room)  # local members hear the room from its next owner
 
+    def busy(self, room: str) -> bool:
+        return self.relay.interest.get(room, 0) > 0
+
     def lose(self, room: str, core: RoomCore) -> None:
-        """Another process runs `room` now: stop `core` at once, run nothing more of it.
-
-        Commands still queued are cancelled, which tells their callers they were not run
-        (they try again, on the new owner)."""
+        """Another process runs `room` now: nothing of `core` is written again."""
         self._lost.add(id(core))
-        actor = self.actors.get(room)
-        if actor is None or actor.core is not core:
-            return
-        del self.actors[room]
-        log.warning("room %s belongs to another process now; stopping it here", room)
-        if self.drop_bots is not None:
-            self.drop_bots(room)
-        self._spawn(self._retire(room, actor))
-
-    async def _retire(self, room: str, actor: RoomActor) -> None:
-        await actor.stop(grace=0)
-        self._lost.discard(id(actor.core))
-        if room not in self.actors:  # (it may be ours again already)
-            self.store.forget(room)
-            self._ended.discard(room)
-            self._unstored.discard(room)
-            with contextlib.suppress(RedisError):
-                await self._link().unsubscribe(command_channel(room))
-            with contextlib.suppress(RedisError):
-                await self.relay.listen(room)
+        self.rooms.lose(room, core)
 
     async def take_over(self, room: str) -> bool:
         """Own a room whose lease lapsed: its snapshot plus the stream's tail."""
-        if room in self.actors or self.stopping:
-            return room in self.actors
+        actors = self.rooms.actors
+        if room in actors or self.stopping:
+            return room in actors
         redis = self._redis()
         if not await redis.set(lease_key(room), self.proc, nx=True, px=self.lease_ms):
             return False
@@ -215,25 +179,23 @@ class Leases:
             await release(self._link(), room, self.proc)
             return False
         core.forget_presence()
-        if room in self.actors:  # the scan and a forwarded call both got here
+        if room in actors:  # the scan and a forwarded call both got here
             return True
         # (none in Redis yet if an earlier version wrote the snapshot: the commit sets it)
         self.store.taken_over(room, min(len(record_log), len(core.record_log.data)))
         self.takeovers += 1
         log.info("took over room %s at seq %d (%d commands run again)", room, core.seq, ran)
         self.relay.taken_over(room, list(core.log))
-        await self.own(core)
-        if core.status == "over":
-            self._ended.add(room)
-            if await redis.get(history_key(room)) == b"waiting":  # (its owner died first)
-                self._hand_to_history(core)
+        await self.rooms.own(core)
+        if core.status == "over":  # handed again only if its owner died first
+            self.rooms.ended(core, hand=await redis.get(history_key(room)) == b"waiting")
         self._spawn(self._reopen(room))
         return True
 
     async def _reopen(self, room: str) -> None:
         """Answers the old owner held without committing them are gone: the open window
         is announced again, and its seats answer again."""
-        actor = self.actors.get(room)
+        actor = self.rooms.actors.get(room)
         if actor is None:
             return
         done = actor.submit(ReopenCmd())
@@ -243,15 +205,15 @@ class Leases:
 
     # --- the actors' commit ------------------------------------------------------------
 
-    async def _commit(
-        self, core: RoomCore, out: list[Outgoing], rider: object, ran: list[Entry]
-    ) -> None:
-        """Durable first, visible second: persist (with `ran`, the commands that made
-        `out`), publish (and answer the forwarded command that made `out`, if a
-        `RidingReply` rides along), then deliver locally."""
+    def commit(self, batch: CommitBatch, ending: bool) -> Pending:
+        return self._commit(batch, ending)
+
+    async def _commit(self, batch: CommitBatch, ending: bool) -> None:
+        """Persist (with the commands that made the batch's messages), then publish (and
+        answer the forwarded command that made them, if its reply rides along)."""
+        core, out = batch.core, batch.out
         if id(core) in self._lost:
             raise asyncio.CancelledError  # lost meanwhile: the actor stops, nothing is written
-        ending = core.status == "over" and core.id not in self._ended
         if ending:  # (first: a game whose end is committed is always on the list)
             await self._list_ended(core.id)
         entries = [(o.seq, pack_outgoing(o)) for o in out]
@@ -261,26 +223,19 @@ class Leases:
             for o, (_, e) in zip(out, entries, strict=True)
         ]
         payload = pack_events(self.proc, heard)
+        reply = batch.reply
+        riding = None
+        if reply is not None:
+            riding = RidingReply(
+                reply_key(reply.asker, reply.rid), reply_channel(reply.asker), reply.data
+            )
         try:
-            reply = rider if isinstance(rider, RidingReply) else None
-            await self.store.persist(core, entries, payload, reply, ran)
+            await self.store.persist(core, entries, payload, riding, batch.ran)
         except Fenced:
             # Not written, and never will be: end the actor's task (its command's caller is
             # told it was not run) before it runs anything else.
             self.lose(core.id, core)
             raise asyncio.CancelledError from None
-        if ending:
-            self._ended.add(core.id)  # (its end is in Redis now: `history_key` says waiting)
-            self._hand_to_history(core)
-        self.relay.committed(core.id, out)
-
-    def _hand_to_history(self, core: RoomCore) -> None:
-        if self._game_over(core):
-            self._unstored.add(core.id)
-
-    def stored(self, room: str) -> None:
-        """History is done with `room`'s finished game: the room may close now."""
-        self._unstored.discard(room)
 
     # --- upkeep ------------------------------------------------------------------------
 
@@ -305,7 +260,7 @@ class Leases:
             written = self.store.written_at
             owned = [
                 (room, actor)
-                for room, actor in self.actors.items()
+                for room, actor in self.rooms.actors.items()
                 if written.get(room, 0.0) < fresh
             ]
             renewals = [
@@ -320,7 +275,7 @@ class Leases:
 
     async def rewrite(self, room: str) -> None:
         """Write the room back whole (Redis lost it, or its lease lapsed)."""
-        actor = self.actors.get(room)
+        actor = self.rooms.actors.get(room)
         if actor is None:
             return
         try:
@@ -329,18 +284,16 @@ class Leases:
             self.lose(room, actor.core)
 
     async def scan(self) -> None:
-        """Take over rooms whose owner is gone; close rooms idle for too long; now and then
-        sweep the finished games history is waiting for."""
+        """Take over rooms whose owner is gone; now and then sweep the finished games
+        history is waiting for."""
         rounds = 0
         while True:
             await asyncio.sleep(min(0.25, self.lease_ms / 8000))
             if self.stopping:  # (a cancel lost in a Redis call below: server/cancelling.py)
                 return
             try:
-                for room in list(self.actors):
-                    await self._reap_if_idle(room)
                 for room in await self._link().orphans(LOBBY, lease_key):
-                    if room not in self.actors:
+                    if room not in self.rooms.actors:
                         await self.take_over(room)
                 rounds += 1
                 if rounds % HISTORY_SWEEP_ROUNDS == 0:
@@ -371,7 +324,7 @@ class Leases:
         redis = self._redis()
         for raw in await redis.smembers(HISTORY_WAITING):
             room = raw.decode()
-            if room in self.actors:
+            if room in self.rooms.actors:
                 continue
             if await redis.get(history_key(room)) == b"stored":
                 await redis.srem(HISTORY_WAITING, room)
@@ -380,26 +333,3 @@ class Leases:
                 continue
             if not await redis.exists(snap_key(room)):
                 await redis.srem(HISTORY_WAITING, room)  # (closed: its owner's outbox has it)
-
-    async def _reap_if_idle(self, room: str) -> None:
-        """Close a room nobody is in after `idle_seconds` of quiet (a finished one after
-        `over_seconds`, or at the next scan once everyone left it; one nobody has sat in
-        after `empty_seconds`, before its game starts), but a finished one
-        only once history has stored its game: its lease, logs and snapshot go; a
-        finished game's record stays."""
-        actor = self.actors.get(room)
-        if actor is None or room in self._unstored or self.relay.interest.get(room, 0) > 0:
-            return
-        core = actor.core
-        if not core.closable(time.time(), self.idle_seconds, self.over_seconds, self.empty_seconds):
-            return
-        redis = self._redis()
-        await redis.hdel(LOBBY, room)  # first: nobody is offered it now
-        # The lease goes last: while it is held nobody can take the room over, and once
-        # its snapshot is gone nobody can (a command in between came back to life a room
-        # just closed, from the snapshot that give_up had just written).
-        await self.give_up(room, release_lease=False)
-        await redis.delete(snap_key(room), log_key(room), record_log_key(room), journal_key(room))
-        with contextlib.suppress(RedisError):
-            await release(self._link(), room, self.proc)
-        self.actors.rooms_closed += 1

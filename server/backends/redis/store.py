@@ -43,7 +43,9 @@ SNAPSHOT_EVERY = 8
 commands again."""
 
 
-class RoomStore:
+class FencedStore:
+    """Each owned room's fenced commits and its lobby entry."""
+
     def __init__(
         self,
         link: Callable[[], Link],

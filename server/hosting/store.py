@@ -1,0 +1,60 @@
+"""Where a host's rooms are kept besides this process: the one interface both deployments
+implement (the memory store keeps nothing elsewhere; the Redis store writes fenced
+commits, holds leases and takes rooms over: server/backends/redis/).
+
+A store is told what happened to the rooms (created, committed, let go); the host decides
+everything else, once for both (server/hosting/host.py).
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+
+from ..room import RoomCore
+from .batch import CommitBatch, Pending
+
+
+class Release(enum.Enum):
+    """Why a room stopped running here."""
+
+    HANDED = "handed"
+    """This process stops (a drain): the room is written and its lease let go, for
+    another process to take it over."""
+    CLOSED = "closed"
+    """Closed for good (idle, or finished and deserted): everything of it goes but the
+    finished game's record."""
+    LOST = "lost"
+    """Another process runs it now: nothing of it is written again from here."""
+
+
+class RoomStore(ABC):
+    journal = False
+    """Batches carry the commands run since the last commit (server/journal.py): the store
+    replays them when another process takes the room over."""
+    durable = False
+    """Rooms outlive this process: a finished room stays open until history has stored
+    its game, since closing it deletes what another process would take it over from."""
+
+    @abstractmethod
+    async def create(self, core: RoomCore) -> bool:
+        """Keep a new room: False if its id is taken (the host picks another)."""
+
+    @abstractmethod
+    def commit(self, batch: CommitBatch, ending: bool) -> Pending | None:
+        """Make `batch` durable: None when nothing is to be waited for, else the coroutine
+        to await before it is shown. `ending`: the batch commits the end of the game, the
+        first time this process commits it."""
+
+    async def owned(self, core: RoomCore) -> None:
+        """The host runs `core`'s room now (created or taken over)."""
+        return None
+
+    async def released(self, core: RoomCore, why: Release, unwritten: bool) -> None:
+        """The host stopped running the room (`unwritten`: answers it kept back were
+        never committed)."""
+        return None
+
+    def busy(self, room: str) -> bool:
+        """Someone elsewhere keeps the room open, whatever its core says."""
+        return False

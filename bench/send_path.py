@@ -22,10 +22,12 @@ import uvloop
 from dicehall.protocol.messages.server import Event
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.protocol.wsframes import frames
+from dicehall.server.outbox import WireCache
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.peer import Peer
 from dicehall.server.process import Server
 from dicehall.server.settings import Config
+from dicehall.server.writer import socket_outbox
 
 
 class CountingSocket:
@@ -73,13 +75,12 @@ async def measure(commits: int, messages: int, members: int) -> tuple[float, int
     server = Server(Config())
     latency = server.fanout_latency  # the server's own: what /metrics exports
     sockets = [CountingSocket() for _ in range(members)]
+    wires = WireCache(server.flusher)
     conns = [
         Peer(
             server.services,
             Encoding.MSGPACK,
-            fanout_latency=latency,
-            socket=s,
-            flusher=server.flusher,
+            socket_outbox(s, Encoding.MSGPACK, server.flusher, wires, latency),
         )
         for s in sockets
     ]

@@ -3,7 +3,7 @@
     python -m bench.server_path [--rooms 50] [--acts 6000] [--rounds 3]
 
 Rooms of four seats play Qwixx through every layer of `dicehall serve` above the socket:
-each seat is a `Peer` (protocol, session, bounded queue, the flusher) on a socket that
+each seat is a `Peer` (protocol, session, bounded queue; its outbox, the flusher) on a socket that
 only counts the bytes of the frames it is handed, and each request is a MessagePack frame
 fed to the `Peer` as the endpoint feeds it, with the features the load tester asks for
 (`timestamps`, `legal_in_window`). What is left out: uvicorn, the WebSocket parser, the
@@ -33,10 +33,12 @@ import uvloop
 
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.protocol.wsframes import parse_header
+from dicehall.server.outbox import WireCache
 from dicehall.server.peer import Peer
 from dicehall.server.process import Server
 from dicehall.server.room import RoomCore
 from dicehall.server.settings import Config
+from dicehall.server.writer import socket_outbox
 
 from .send_path import CountingSocket
 
@@ -68,15 +70,12 @@ class KeepingSocket(CountingSocket):
 class Seat:
     """One player's connection: a `Peer` and the request ids it has used."""
 
-    def __init__(self, server: Server, socket: KeepingSocket) -> None:
+    def __init__(self, server: Server, wires: WireCache, socket: KeepingSocket) -> None:
         self.socket = socket
-        self.peer = Peer(
-            server.services,
-            Encoding.MSGPACK,
-            fanout_latency=server.fanout_latency,
-            socket=socket,
-            flusher=server.flusher,
+        outbox = socket_outbox(
+            socket, Encoding.MSGPACK, server.flusher, wires, server.fanout_latency
         )
+        self.peer = Peer(server.services, Encoding.MSGPACK, outbox)
         self._ids = itertools.count(1)
 
     def frame(self, kind: str, **fields: object) -> bytes:
@@ -92,6 +91,7 @@ async def turns() -> None:
 class Bench:
     def __init__(self, rooms: int, seed: int) -> None:
         self.server = Server(Config(db="none"))
+        self.wires = WireCache(self.server.flusher)
         self.rng = random.Random(seed)
         self.rooms = rooms
         self.cpu = 0.0
@@ -106,7 +106,7 @@ class Bench:
         self.cpu += time.process_time() - start
 
     async def new_room(self) -> tuple[RoomCore, list[Seat]]:
-        seats = [Seat(self.server, KeepingSocket()) for _ in range(SEATS)]
+        seats = [Seat(self.server, self.wires, KeepingSocket()) for _ in range(SEATS)]
         for i, seat in enumerate(seats):
             await self.timed(
                 seat, seat.frame("hello", client="bench", name=f"p{i}", features=FEATURES)

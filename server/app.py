@@ -13,6 +13,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -30,15 +31,17 @@ from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 from dicehall.protocol.close import CloseCode
 from dicehall.protocol.codec import Frame
 from dicehall.protocol.server_connection import farewell
-from dicehall.protocol.subprotocols import SUBPROTOCOLS, refusal_reason, select
+from dicehall.protocol.subprotocols import SUBPROTOCOLS, Encoding, refusal_reason, select
 from dicehall.rules import all_games
 
 from . import __version__, params
 from .history import api
+from .outbox import Outbox, WireCache
 from .peer import Peer
 from .process import DRAINING, RETRY_MS, Server
 from .session import games_info
 from .settings import Config
+from .writer import asgi_outbox, socket_outbox
 from .ws import FrameSocket, socket_of
 
 log = logging.getLogger("dicehall.server")
@@ -177,53 +180,52 @@ async def websocket(ws: WebSocket) -> None:
         return
     await ws.accept(subprotocol=chosen)
     socket = socket_of(ws.scope)
+    encoding = SUBPROTOCOLS[chosen]
     peer = Peer(
         server.services,
-        SUBPROTOCOLS[chosen],
+        encoding,
+        _outbox(ws, socket, encoding, server),
         limits=server.limits,
         max_queue=server.config.max_queue,
         max_queue_bytes=server.config.max_queue_bytes,
-        fanout_latency=server.fanout_latency,
         slow_dropped=server.slow_dropped,
-        socket=socket,
-        flusher=server.flusher,
     )
     client = ws.scope.get("client")
     peer.session.address = str(client[0]) if client else None
     server.peers.add(peer)
     server.transports.labels(_transport(socket)).inc()
-
-    async def send(frame: bytes | str) -> None:
-        await _send_frame(ws, frame)
-
-    async def close(code: int, reason: str) -> None:
-        if socket is not None:
-            socket.close(code, reason)
-        else:
-            await ws.close(code, reason)
-
-    peer.attach(send, close)
     peer.welcome(f"dicehall/{__version__}")
     peer.start_timeouts()
     try:
         if socket is not None:
+            socket.on_control = peer.control
             socket.on_shutdown = lambda: server.say_goodbye(peer)
-            await _read_socket(socket, peer)
-        else:
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                if not peer.closing:
-                    data = message.get("bytes")
-                    await _receive(peer, data if data is not None else message.get("text", ""))
-                    await asyncio.sleep(0)  # (a queued frame is received without suspending)
+        await _read_socket(socket if socket is not None else AsgiReader(ws), peer)
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:
         peer.detach()
         server.peers.discard(peer)
         await peer.session.disconnected()
+
+
+def _outbox(
+    ws: WebSocket, socket: FrameSocket | None, encoding: Encoding, server: Server
+) -> Outbox:
+    """The connection's outbox, chosen once: frames straight to the socket when the server
+    offers one (`dicehall serve`), ASGI messages otherwise."""
+    latency = server.fanout_latency
+    if socket is not None:
+        wires: WireCache = ws.app.state.wires
+        return socket_outbox(socket, encoding, server.flusher, wires, latency)
+
+    async def send(frame: bytes | str) -> None:
+        await _send_frame(ws, frame)
+
+    async def close(code: int, reason: str) -> None:
+        await ws.close(code, reason)
+
+    return asgi_outbox(send, close, encoding, latency)
 
 
 async def _send_frame(ws: WebSocket, frame: bytes | str) -> None:
@@ -240,7 +242,38 @@ def _transport(socket: FrameSocket | None) -> str:
     return "fast" if socket.fast else "extension"
 
 
-async def _read_socket(socket: FrameSocket, peer: Peer) -> None:
+class Reader(Protocol):
+    """What the read loop needs of a connection: a `FrameSocket` has it."""
+
+    @property
+    def waiting(self) -> bool:
+        """More frames are waiting to be received (a burst)."""
+
+    async def receive(self) -> bytes | str | None:
+        """The next frame's payload; None once the connection is closing or closed."""
+
+
+class AsgiReader:
+    """A WebSocket read through plain ASGI messages, as a `Reader`."""
+
+    waiting = True
+    """(Unknown: a frame ASGI already holds is received without suspending, so the loop
+    lets the other connections in after each one.)"""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self._ws = ws
+
+    async def receive(self) -> bytes | str | None:
+        message = await self._ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        data: bytes | None = message.get("bytes")
+        return data if data is not None else message.get("text", "")
+
+
+async def _read_socket(socket: Reader, peer: Peer) -> None:
+    """The one read loop, whatever the transport: each frame to the peer until the
+    connection closes."""
     while (frame := await socket.receive()) is not None:
         if not peer.closing:
             await _receive(peer, frame)
@@ -344,6 +377,7 @@ def create_app(config: Config | None = None, server: Server | None = None) -> St
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         app.state.server = server
+        app.state.wires = WireCache(server.flusher)  # (shared by the sockets' outboxes)
         await server.start()
         try:
             yield

@@ -19,12 +19,15 @@ class Flusher:
     """Runs each `due` callback once, two turns of the loop after the first `due` of its
     turn (the turn it was asked in, then the one its reply comes in)."""
 
-    __slots__ = ("_due", "_loop")
+    __slots__ = ("_due", "_loop", "turns")
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop of the first `due` (the process's; its server may be built before)."""
         self._due: list[Callable[[], None]] = []
+        self.turns = 0
+        """The turns that had a flush due so far: what was made for one turn's writes (the
+        sockets' `WireCache`, server/outbox.py) is stale once this has moved on."""
 
     def due(self, flush: Callable[[], None]) -> None:
         """`flush` runs after the next turn (the caller asks once per turn at most)."""
@@ -36,6 +39,7 @@ class Flusher:
             loop.call_soon(self._next_turn, loop)
 
     def _next_turn(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.turns += 1
         batch, self._due = self._due, []
         loop.call_soon(self._run, batch, loop)
 

@@ -1,18 +1,18 @@
 """One numbered room message as it leaves the room: the public message, the private
 variants (a Qwirkle draw), the live-only variants (a seat's legal actions with its window),
-and its frames, encoded (and framed for the WebSocket) once per encoding and view however
-many members receive it. A message that another process or the room's log encoded comes
-back with its MessagePack frame kept (`from_msgpack`)."""
+and its frames, encoded once per encoding and view however many members receive it (and
+framed for the WebSocket once, by the socket's side: server/outbox.py, `WireCache`). A
+message that another process or the room's log encoded comes back with its MessagePack
+frame kept (`from_msgpack`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import msgspec
 from msgspec.structs import replace as replace_fields
 
-from dicehall.protocol.codec import MSGPACK, Frame, encode
+from dicehall.protocol.codec import Frame, encode
 from dicehall.protocol.messages.server import (
     Chat,
     Event,
@@ -24,7 +24,6 @@ from dicehall.protocol.messages.server import (
     WindowClosed,
 )
 from dicehall.protocol.subprotocols import Encoding
-from dicehall.protocol.wsframes import frame as ws_frame
 
 
 class Outgoing:
@@ -45,7 +44,7 @@ class Outgoing:
     every room message runs it; this one compiles with the module.)
     """
 
-    __slots__ = ("_frames", "_wires", "live", "message", "private", "produced", "sent_us")
+    __slots__ = ("_frames", "live", "message", "private", "produced", "sent_us")
 
     def __init__(
         self,
@@ -61,7 +60,6 @@ class Outgoing:
         self.sent_us: int | None = None
         """The `timestamps` feature's stamp: set when the first member that asked is served."""
         self._frames: dict[tuple[int | None, Encoding, bool], Frame] = {}
-        self._wires: dict[tuple[int | None, Encoding, bool], bytes] = {}
 
     def __repr__(self) -> str:
         return f"Outgoing({self.message!r}, private={self.private!r}, live={self.live!r})"
@@ -104,7 +102,11 @@ class Outgoing:
         One stamp per message, taken at its fan-out, shared by every member that asked:
         still one encoding per (view, encoding, stamped), whatever the number of members.
         """
-        return self._frame((self._variant(seat), encoding, stamped))
+        return self._frame((self.variant(seat), encoding, stamped))
+
+    def variant_frame(self, variant: int | None, encoding: Encoding, stamped: bool) -> Frame:
+        """`frame` for a `variant` already found (`variant(seat)`)."""
+        return self._frame((variant, encoding, stamped))
 
     def _frame(self, key: tuple[int | None, Encoding, bool]) -> Frame:
         frame = self._frames.get(key)
@@ -112,15 +114,9 @@ class Outgoing:
             frame = self._frames[key] = self._encode(key)
         return frame
 
-    def _wire(self, key: tuple[int | None, Encoding, bool]) -> bytes:
-        """`frame` as a whole WebSocket frame, header and all (protocol/wsframes.py), also
-        made once per view and encoding, the first time a member needs it (`queue_wires`):
-        a member's delivery is then one list append."""
-        wire = self._wires[key] = ws_frame(self._frame(key), key[1] is MSGPACK)
-        return wire
-
-    def _variant(self, seat: int | None) -> int | None:
-        """The seat whose own message `seat` gets, or None: the public one."""
+    def variant(self, seat: int | None) -> int | None:
+        """The seat whose own message `seat` gets, or None: the public one (the frames of a
+        message differ by this, not by the seat)."""
         if seat is not None and (seat in self.private or (self.live and seat in self.live)):
             return seat
         return None
@@ -133,26 +129,6 @@ class Outgoing:
                 self.sent_us = time.time_ns() // 1000
             message = replace_fields(message, sent_us=self.sent_us)  # (one lookup, not two)
         return encode(message, encoding)
-
-
-def queue_wires(
-    queue: list[tuple[Frame, float]],
-    outgoing: Sequence[Outgoing],
-    seat: int | None,
-    encoding: Encoding,
-    stamped: bool,
-) -> None:
-    """Append each message's `wire` for a member (seat, encoding, stamp) to its queue, with
-    the time the message was made. One call per member and commit, the key of the
-    public view made once for all the messages: this runs for every delivery."""
-    public: tuple[int | None, Encoding, bool] = (None, encoding, stamped)
-    for out in outgoing:
-        variant = out._variant(seat)
-        key = public if variant is None else (variant, encoding, stamped)
-        wire = out._wires.get(key)
-        if wire is None:
-            wire = out._wire(key)
-        queue.append((wire, out.produced))
 
 
 ROOM_MESSAGE_DECODER = msgspec.msgpack.Decoder(

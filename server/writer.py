@@ -1,11 +1,12 @@
-"""A peer's writer task: what a turn's flush cannot write at once goes out from here.
+"""The outboxes' writer tasks (server/outbox.py), and the outboxes made with them.
 
-Two cases only (server/peer.py): a paused socket (the client reads slowly: wait until it
-drains, then write everything queued meanwhile, still bounded by the queue's limits) and
-a server without dicehall's own WebSocket protocol (one ASGI message per frame); and then
-the close the protocol decided on. A coroutine, so it stays Python in a compiled build
-(server/compiled.py says why), while the peer, which every delivery goes through, may
-compile.
+A socket's outbox writes from the flusher, once per turn, and needs a task only while the
+socket is paused (the client reads slowly: wait until it drains, then write everything
+queued meanwhile, still bounded by the peer) and for the close. An ASGI outbox sends one
+ASGI message per frame from its task, then the close. Coroutines, so they stay Python in
+a compiled build (server/compiled.py says why), while the outboxes, which every delivery
+goes through, may compile: this module imports the outboxes and hands them its
+coroutines (`socket_outbox`, `asgi_outbox`), never the other way round.
 """
 
 from __future__ import annotations
@@ -13,35 +14,69 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
-from dicehall.protocol.codec import Frame
+from dicehall.protocol.subprotocols import Encoding
 
-if TYPE_CHECKING:
-    from .peer import Peer
-
-SendFrame = Callable[[Frame], Awaitable[None]]
-CloseSocket = Callable[[int, str], Awaitable[None]]
+from .flusher import Flusher
+from .metrics import LatencyHistogram
+from .outbox import AsgiOutbox, CloseSocket, ExtensionOutbox, SendFrame, SocketOutbox, WireCache
+from .ws import FrameSocket
 
 
-async def write_loop(peer: Peer, send: SendFrame, close: CloseSocket, wake: asyncio.Event) -> None:
-    """Drain `peer`'s queue each time `wake` is set, until its close is reached."""
-    latency = peer.fanout_latency
-    socket = peer.socket
+def socket_outbox(
+    socket: FrameSocket,
+    encoding: Encoding,
+    flusher: Flusher,
+    wires: WireCache,
+    latency: LatencyHistogram | None = None,
+) -> SocketOutbox:
+    """The outbox of a connection to `dicehall serve`'s own socket: whole frames, or
+    payloads when an extension (per-message deflate) frames them."""
+    kind = SocketOutbox if socket.fast else ExtensionOutbox
+    return kind(socket, encoding, latency, flusher, wires, drain_socket)
+
+
+def asgi_outbox(
+    send: SendFrame,
+    close: CloseSocket,
+    encoding: Encoding,
+    latency: LatencyHistogram | None = None,
+) -> AsgiOutbox:
+    """The outbox of a connection through plain ASGI messages (any other server)."""
+    return AsgiOutbox(send, close, encoding, latency, send_each)
+
+
+async def drain_socket(outbox: SocketOutbox, wake: asyncio.Event) -> None:
+    """Each time `wake` is set: write the queue, waiting while the socket is paused; then
+    the close, once decided."""
+    socket = outbox.socket
     while True:
         await wake.wait()
         wake.clear()
-        while socket is not None and peer.pending:
-            if not peer.write_ready(socket):
+        while outbox.queue:
+            if not outbox.write_ready():
                 await socket.drained()
-        while (queued := peer.next_frame()) is not None:
-            frame, produced = queued
-            await send(frame)
-            if produced and latency is not None:
-                latency.observe(time.monotonic() - produced)
-        goodbye = peer.goodbye
+        goodbye = outbox.goodbye
         if goodbye is not None:
             with contextlib.suppress(Exception):
-                await close(int(goodbye.code), goodbye.reason)
+                socket.close(*goodbye)
+            return
+
+
+async def send_each(outbox: AsgiOutbox, wake: asyncio.Event) -> None:
+    """Each time `wake` is set: send the queue frame by frame; then the close, once
+    decided."""
+    latency = outbox.latency
+    while True:
+        await wake.wait()
+        wake.clear()
+        while (queued := outbox.next_frame()) is not None:
+            frame, produced = queued
+            await outbox.send(frame)
+            if produced and latency is not None:
+                latency.observe(time.monotonic() - produced)
+        goodbye = outbox.goodbye
+        if goodbye is not None:
+            with contextlib.suppress(Exception):
+                await outbox.close_socket(*goodbye)
             return

@@ -6,6 +6,8 @@ has not answered yet). Answers are held as small ints and applied together when 
 one is in, so one seat's choice never shows before the window closes.
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

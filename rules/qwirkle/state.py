@@ -8,6 +8,8 @@ go back into the bag only after it. A time-out forfeits the turn and counts as a
 the "every seat passed in a row" end.
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

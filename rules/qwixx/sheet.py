@@ -5,6 +5,8 @@ A row is a bitmask of box indexes 0..10, left to right, so "the last mark" is
 path needs nothing heavier. Red and yellow read 2..12, green and blue 12..2.
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 import functools

@@ -5,6 +5,8 @@ row is a bitmask of boxes (see sheet.py), locks and closed rows are 4-bit masks,
 are a list of six ints (0 for a die that left the game).
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

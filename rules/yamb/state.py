@@ -6,6 +6,8 @@ actions apply at once (nothing is secret: all dice are rolled in public), and th
 ends when the last seat has written.
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -44,7 +44,6 @@ from .messages.common import (
     RoomInfo,
     SeatAction,
     SeatInfo,
-    Tile,
 )
 from .messages.results import (
     ActResult,
@@ -152,7 +151,6 @@ __all__ = [
     "Spectate",
     "Start",
     "StartResult",
-    "Tile",
     "TurnWindow",
     "Welcome",
     "Window",

@@ -45,18 +45,9 @@ allows take under 0.6 MB of JSON (every character escaped), within the Python cl
 frame limit (1 MiB: `ReaderLimits`) however many rooms there are."""
 MAX_CURSOR = 64
 """Characters of a `rooms` cursor (opaque: the `next` of the page before)."""
-MAX_BOX = 9
-MIN_NUMBER, MAX_NUMBER = 2, 12
-MAX_DICE = 6
-MAX_DIE_INDEX = 5
-MAX_ROW_INDEX = 12
-MAX_TILES = 6
-MAX_COORD = 256
-"""Qwirkle coordinates: 108 tiles can never reach further than this from the origin."""
+MAX_ACTION_FIELDS = 16
+"""Fields of one action, `type` included: each game says which (rules/NAME/actions.py)."""
 MAX_OPTION_INT = 2**31 - 1
-
-CLIENT_MESSAGE_DEPTH = 4
-"""The deepest valid client message: act > action > tiles > tile."""
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,16 +19,12 @@ import msgspec
 from .close import MEANINGS, CloseCode
 from .errors import catalogue
 from .limits import (
-    MAX_BOX,
+    MAX_ACTION_FIELDS,
     MAX_CHAT,
-    MAX_COORD,
     MAX_CURSOR,
-    MAX_DICE,
-    MAX_DIE_INDEX,
     MAX_FEATURES,
     MAX_KEY,
     MAX_NAME,
-    MAX_NUMBER,
     MAX_OPTION_INT,
     MAX_OPTIONS,
     MAX_PLAYER_ID,
@@ -36,15 +32,12 @@ from .limits import (
     MAX_ROOM_ID,
     MAX_ROOM_NAME,
     MAX_ROOMS_PAGE,
-    MAX_ROW_INDEX,
     MAX_SAFE_INT,
     MAX_SEATS,
-    MAX_TILES,
     MAX_TOKEN,
     MAX_TOKENS,
     MAX_TURN_WINDOW,
     MAX_WORD,
-    MIN_NUMBER,
     Limits,
     ReaderLimits,
 )
@@ -111,14 +104,11 @@ def bounds_table() -> str:
         ("`limit` in `rooms`", f"1 .. {MAX_ROOMS_PAGE} (absent: {MAX_ROOMS_PAGE})"),
         ("rooms in one `rooms` reply", f"at most {MAX_ROOMS_PAGE}"),
         ("`cursor` in `rooms`", f"1 .. {MAX_CURSOR} printable ASCII characters"),
-        ("action `box`", f"0 .. {MAX_BOX}"),
-        ("action `number`", f"{MIN_NUMBER} .. {MAX_NUMBER}"),
-        ("action `row` as an integer", f"0 .. {MAX_ROW_INDEX}"),
         (
-            "action `dice`, `hold`",
-            f"at most {MAX_DICE} items; `hold` items 0 .. {MAX_DIE_INDEX}",
+            "an action",
+            f"at most {MAX_ACTION_FIELDS} fields: `type`, a word, and its game's own, whose"
+            " bounds its page gives (docs/games/)",
         ),
-        ("action `tiles`", f"at most {MAX_TILES}; `x`, `y` within ±{MAX_COORD}"),
     ]
     rows = ["| value | bound |", "|---|---|"]
     rows += [f"| {what} | {bound} |" for what, bound in bounds]

@@ -4,6 +4,7 @@ Importing this package registers every game; look them up with `get_game(name)`.
 """
 
 from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
+from .actions import ActionFields, wire_action
 from .base import (
     JSON,
     Action,
@@ -35,6 +36,7 @@ from .text import Presentation, Tally
 __all__ = [
     "JSON",
     "Action",
+    "ActionFields",
     "Answered",
     "Applied",
     "EndlessGame",
@@ -60,4 +62,5 @@ __all__ = [
     "get_game",
     "held_answer",
     "presentation",
+    "wire_action",
 ]

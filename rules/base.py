@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from .actions import ActionFields
 from .errors import IllegalAction, InvalidOptions, InvalidState
 from .fair import Draw, commitment, new_seed
 from .text import DEFAULT, Presentation
@@ -247,6 +248,9 @@ class Game:
     """`render(seat, name)` from `view(seat)` alone: clients draw canonical sheets with it."""
     text: Presentation = DEFAULT
     """How the game reads at a terminal (rules/NAME/text.py): legend, dice, move numbers."""
+    actions: type[ActionFields] = ActionFields
+    """The schema of its actions on the wire (rules/NAME/actions.py; rules/actions.py): the
+    server checks every `act` against it. The default takes a `type` and nothing else."""
 
     def resolve_options(
         self, options: Mapping[str, Any] | None = None, preset: str | None = None

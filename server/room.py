@@ -41,6 +41,7 @@ from dicehall.rules import (
     get_game,
     held_answer,
 )
+from dicehall.rules.actions import wire_action
 from dicehall.rules.bots import bot_names
 from dicehall.rules.fair import new_seed
 from dicehall.rules.records import new_record
@@ -441,6 +442,7 @@ class RoomCore:
     def act(
         self, seat: int, action: Mapping[str, Any], window: int | None, now: float
     ) -> list[Outgoing]:
+        action = self._wire_action(action)
         state = self._playing()
         self._seat(seat)
         if window is not None and window != self.window_id:
@@ -466,6 +468,16 @@ class RoomCore:
             self.last_activity = now
             return []
         return self._advance(events, now)
+
+    def _wire_action(self, action: object) -> dict[str, Any]:
+        """`action` checked against its game's own schema (rules/actions.py), as a fresh
+        plain map. The protocol carries any map with a `type`: a field the game does not
+        have, or a value of the wrong type or out of its bounds, is refused here as the
+        decoder refuses any other message off its schema (`invalid-message`, saying where)."""
+        try:
+            return wire_action(self.game.actions, action)
+        except msgspec.ValidationError as exc:
+            raise errors.InvalidMessageError(_in_action(str(exc))) from None
 
     def owes(self, seat: int, window: int | None) -> list[str]:
         """The kinds of action `seat` may still take in `window` after acting in it: its
@@ -705,6 +717,13 @@ class RoomCore:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.record_head is not None:
             self.record_log.append(entry)
+
+
+def _in_action(message: str) -> str:
+    """A schema error of an action, said as the decoder says one of a message's own fields:
+    `act: ... - at `$.action...``."""
+    head, at, path = message.rpartition(" - at `$")
+    return f"act: {head}{at}.action{path}" if at else f"act: {message} - at `$.action`"
 
 
 def _actors(state: State) -> list[Actor]:

@@ -173,7 +173,7 @@ class Session:
         match req:
             case requests.Act():
                 seat = self._seat(req.room)
-                act = ActCmd(seat=seat, action=req.action.as_dict(), window=req.window)
+                act = ActCmd(seat=seat, action=req.action, window=req.window)
                 window, owes = await self.services.backend.call(req.room, act)
                 result = results.ActResult(window=window, owes=owes)
                 if owes and self.legal_in_window:  # (its part goes on: what may it do next?)

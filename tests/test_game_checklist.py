@@ -3,7 +3,7 @@
 docs/contributing.md, "Adding a game", lists these; a new game registered in rules/ fails
 here until it has them all: its pages (docs/games/NAME.md, a section in docs/rules.md),
 bots of every kind, a view in the web client, a presentation for the terminal, and
-actions the wire protocol can carry.
+an action schema that carries every action it takes, each field named on its page.
 The engine itself is checked by tests/rules/test_conformance.py.
 """
 
@@ -16,7 +16,8 @@ import msgspec
 import pytest
 
 from dicehall.protocol.messages.common import Action
-from dicehall.rules import JSON, State, all_games, get_game
+from dicehall.rules import JSON, State, all_games, get_game, wire_action
+from dicehall.rules.actions import action_fields
 from dicehall.rules.bots import get_bot
 from dicehall.rules.play import play_out, random_chooser
 from dicehall.rules.text import DEFAULT
@@ -75,8 +76,9 @@ def test_it_has_its_terminal_presentation(name: str) -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_the_wire_carries_every_action_it_takes(name: str) -> None:
-    """Every legal action of a whole game decodes as the protocol's `Action` and comes
-    back unchanged: a field the protocol does not know would be refused on the wire."""
+    """Every legal action of a whole game decodes as the protocol's `Action`, passes the
+    game's own schema (`Game.actions`, which the server checks every `act` against) and
+    comes back unchanged: a field the schema does not know would be refused on the wire."""
     game = get_game(name)
     state = game.new_state(max(2, game.min_seats), {}, bytes(32))
     rng = Random(name)
@@ -86,9 +88,19 @@ def test_the_wire_carries_every_action_it_takes(name: str) -> None:
     def carry(state: State, seat: int) -> JSON | None:
         for action in state.legal_actions(seat):
             wire = msgspec.json.decode(msgspec.json.encode(action), type=Action)
-            assert wire.as_dict() == action, f"{action} does not survive the wire"
+            assert wire_action(game.actions, wire) == action, f"{action} does not survive"
             seen.add(action["type"])
         return choose(state, seat)
 
     play_out(state, carry)
     assert seen, "no action was ever legal"
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_its_page_names_every_field_of_its_actions(name: str) -> None:
+    """A bot in another language learns a game's action fields from its page: the
+    protocol's schema says only that an action is a map with a `type`."""
+    page = ROOT / "docs" / "games" / f"{name}.md"
+    text = page.read_text(encoding="utf-8")
+    missing = [f for f in action_fields(get_game(name).actions) if f"`{f}`" not in text]
+    assert not missing, f"{page.name} does not name the action fields {missing}"

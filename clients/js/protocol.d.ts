@@ -182,7 +182,72 @@ export interface AddBots {
  * is refused (`window-closed`) instead of being applied to the next one.
  */
 export interface Act {
-  action: Action;
+  /**
+   * A game action: a map with a `type`, an action word, and the fields of the room's game, which the server checks against that game's own schema (docs/games/, each game's page; docs/rules.md, "Actions on the wire"); the game checks its legality.
+   */
+  action: {
+    type: string;
+    [k: string]:
+      | boolean
+      | number
+      | string
+      | (
+          | boolean
+          | number
+          | string
+          | (
+              | boolean
+              | number
+              | string
+              | (boolean | number | string | null)[]
+              | {
+                  [k: string]: boolean | number | string | null;
+                }
+              | null
+            )[]
+          | {
+              [k: string]:
+                | boolean
+                | number
+                | string
+                | (boolean | number | string | null)[]
+                | {
+                    [k: string]: boolean | number | string | null;
+                  }
+                | null;
+            }
+          | null
+        )[]
+      | {
+          [k: string]:
+            | boolean
+            | number
+            | string
+            | (
+                | boolean
+                | number
+                | string
+                | (boolean | number | string | null)[]
+                | {
+                    [k: string]: boolean | number | string | null;
+                  }
+                | null
+              )[]
+            | {
+                [k: string]:
+                  | boolean
+                  | number
+                  | string
+                  | (boolean | number | string | null)[]
+                  | {
+                      [k: string]: boolean | number | string | null;
+                    }
+                  | null;
+              }
+            | null;
+        }
+      | null;
+  };
   /**
    * Client-chosen; strictly increasing per connection.
    */
@@ -193,32 +258,6 @@ export interface Act {
   room: string;
   type: "act";
   window?: number | null;
-}
-/**
- * A game action (docs/rules.md, "Actions on the wire"); the game checks its legality.
- *
- * Every field but `type` is optional here; each game requires its own (qwinto `enter`:
- * `row`, `box`; qwixx `mark`: `row`, `number`; qwirkle `place`/`swap`: `tiles`; yamb
- * `roll`: `hold`, `call`: `row`, `write`: `column`, `row`; every game: `pass`).
- */
-export interface Action {
-  box?: number | null;
-  column?: string | null;
-  dice?: string[] | null;
-  hold?: number[] | null;
-  number?: number | null;
-  row?: string | number | null;
-  tiles?: Tile[] | null;
-  type: string;
-}
-/**
- * A Qwirkle tile: `x` and `y` when placed, absent when swapped.
- */
-export interface Tile {
-  color: string;
-  shape: string;
-  x?: number | null;
-  y?: number | null;
 }
 /**
  * The legal actions of this connection's seat in `room` now, with its view.

@@ -7,18 +7,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from ..limits import (
-    MAX_BOX,
-    MAX_COORD,
-    MAX_DICE,
-    MAX_DIE_INDEX,
-    MAX_NUMBER,
-    MAX_ROW_INDEX,
-    MAX_TILES,
-    MAX_TURN_WINDOW,
-    MAX_WORD,
-    MIN_NUMBER,
-)
+from ..limits import MAX_ACTION_FIELDS, MAX_SAFE_INT, MAX_TURN_WINDOW, MAX_WORD
 from .fields import (
     Count,
     Name,
@@ -47,44 +36,47 @@ class ErrorBody(msgspec.Struct, omit_defaults=True, kw_only=True):
 
 # --- actions ---------------------------------------------------------------------------
 
-Box = Annotated[int, Meta(ge=0, le=MAX_BOX)]
-Number = Annotated[int, Meta(ge=MIN_NUMBER, le=MAX_NUMBER)]
-DieIndex = Annotated[int, Meta(ge=0, le=MAX_DIE_INDEX)]
-RowIndex = Annotated[int, Meta(ge=0, le=MAX_ROW_INDEX)]
-Coord = Annotated[int, Meta(ge=-MAX_COORD, le=MAX_COORD)]
-ActionType = Annotated[str, Meta(min_length=1, max_length=MAX_WORD)]
+_Int = Annotated[int, Meta(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
+_Scalar = bool | _Int | str | None
+_Value1 = _Scalar | list[_Scalar] | dict[str, _Scalar]
+_Value2 = _Scalar | list[_Value1] | dict[str, _Value1]
+ActionValue = _Scalar | list[_Value2] | dict[str, _Value2]
+"""A field of an action: what JSON and MessagePack share but floats (v1 has none), lists
+and maps nested at most three deep (a Qwirkle tile in `tiles` is two)."""
+
+Action = Annotated[
+    dict[str, ActionValue],
+    Meta(
+        max_length=MAX_ACTION_FIELDS,
+        description="A game action: a map with a `type`, an action word, and the fields of the"
+        " room's game, which the server checks against that game's own schema (docs/games/,"
+        ' each game\'s page; docs/rules.md, "Actions on the wire"); the game checks its'
+        " legality.",
+        extra_json_schema={
+            "properties": {
+                "type": {"type": "string", "minLength": 1, "maxLength": MAX_WORD},
+            },
+            "required": ["type"],
+        },
+    ),
+]
+"""An action as the protocol carries it: a plain map. What fields it may have is each
+game's (rules/NAME/actions.py), checked by the server where it knows the room's game."""
 
 
-class Tile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    """A Qwirkle tile: `x` and `y` when placed, absent when swapped."""
-
-    color: Word
-    shape: Word
-    x: Coord | None = None
-    y: Coord | None = None
-
-
-class Action(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    """A game action (docs/rules.md, "Actions on the wire"); the game checks its legality.
-
-    Every field but `type` is optional here; each game requires its own (qwinto `enter`:
-    `row`, `box`; qwixx `mark`: `row`, `number`; qwirkle `place`/`swap`: `tiles`; yamb
-    `roll`: `hold`, `call`: `row`, `write`: `column`, `row`; every game: `pass`).
-    """
-
-    type: ActionType
-    dice: Annotated[list[Word], Meta(max_length=MAX_DICE)] | None = None
-    row: Word | RowIndex | None = None
-    box: Box | None = None
-    number: Number | None = None
-    tiles: Annotated[list[Tile], Meta(max_length=MAX_TILES)] | None = None
-    hold: Annotated[list[DieIndex], Meta(max_length=MAX_DICE)] | None = None
-    column: Word | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The plain map the rules engine takes (absent fields left out)."""
-        out: dict[str, Any] = msgspec.to_builtins(self)
-        return out
+def check_action_type(action: dict[str, Any]) -> None:
+    """What the protocol checks of an action itself: its `type` is a word. Raises
+    `ValueError` (which msgspec reports as a `ValidationError`) saying where, as a field of
+    a message's own type would be reported."""
+    kind = action.get("type")
+    if type(kind) is str and 0 < len(kind) <= MAX_WORD:
+        return
+    if "type" not in action:
+        raise ValueError("Object missing required field `type` - at `$.action`")
+    try:
+        msgspec.convert(kind, Word)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"{exc} - at `$.action.type`") from None
 
 
 # --- games -------------------------------------------------------------------------------

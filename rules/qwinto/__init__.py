@@ -7,6 +7,7 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from .actions import QwintoAction
 from .sheet import failed_from_json, render, rows_from_json, score, score_sheet
 from .state import QwintoState
 from .text import TEXT
@@ -36,6 +37,7 @@ GAME = register(
         score_sheet=score_sheet,
         render_view=render_view,
         text=TEXT,
+        actions=QwintoAction,
     )
 )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..base import Game
 from ..registry import register
+from .actions import QwirkleAction
 from .board import (
     COLORS,
     SHAPES,
@@ -47,6 +48,7 @@ GAME = register(
         state_class=QwirkleState,
         render_view=render_view,
         text=TEXT,
+        actions=QwirkleAction,
     )
 )
 

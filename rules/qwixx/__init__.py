@@ -7,6 +7,7 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from .actions import QwixxAction
 from .sheet import parse_sheet, render_sheet, score_sheet
 from .state import QwixxState
 from .text import TEXT
@@ -38,6 +39,7 @@ GAME = register(
         score_sheet=score_sheet,
         render_view=render_view,
         text=TEXT,
+        actions=QwixxAction,
     )
 )
 

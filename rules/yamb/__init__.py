@@ -5,6 +5,7 @@ from typing import Any
 
 from ..base import Game, Option
 from ..registry import register
+from .actions import YambAction
 from .state import MODES, YambState
 from .table import COLUMNS, ROWS, cells_from_sheet, render_table, score_sheet
 from .text import TEXT
@@ -34,6 +35,7 @@ GAME = register(
         score_sheet=score_sheet,
         render_view=render_view,
         text=TEXT,
+        actions=YambAction,
     )
 )
 

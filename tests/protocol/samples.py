@@ -53,7 +53,6 @@ from dicehall.protocol import (
     Spectate,
     Start,
     StartResult,
-    Tile,
     TurnWindow,
     Welcome,
     Window,
@@ -88,17 +87,17 @@ QWINTO = GameInfo(
     bots=["random", "strong"],
 )
 
-ACTIONS = [
-    Action(type="roll", dice=["red", "yellow"]),
-    Action(type="reroll"),
-    Action(type="enter", row="red", box=3),
-    Action(type="mark", row="green", number=12),
-    Action(type="place", tiles=[Tile(color="red", shape="star", x=0, y=-1)]),
-    Action(type="swap", tiles=[Tile(color="blue", shape="cross")]),
-    Action(type="roll", hold=[0, 2, 5]),
-    Action(type="call", row="kenta"),
-    Action(type="write", column="down", row="1"),
-    Action(type="pass"),
+ACTIONS: list[Action] = [
+    {"type": "roll", "dice": ["red", "yellow"]},
+    {"type": "reroll"},
+    {"type": "enter", "row": "red", "box": 3},
+    {"type": "mark", "row": "green", "number": 12},
+    {"type": "place", "tiles": [{"color": "red", "shape": "star", "x": 0, "y": -1}]},
+    {"type": "swap", "tiles": [{"color": "blue", "shape": "cross"}]},
+    {"type": "roll", "hold": [0, 2, 5]},
+    {"type": "call", "row": "kenta"},
+    {"type": "write", "column": "down", "row": "1"},
+    {"type": "pass"},
 ]
 
 CLIENT = [

@@ -61,7 +61,7 @@ def serve(conn: ServerConnection, frame: bytes) -> list[bytes | str]:
         elif isinstance(item, Ping):
             answers.append(conn.reply(item.id, PingResult(time=123, echo=item.time)))
         elif isinstance(item, Act):
-            answers.append(conn.reply(item.id, {"echo": item.action.as_dict()}))
+            answers.append(conn.reply(item.id, {"echo": item.action}))
         else:
             answers.append(conn.reply(item.id, JoinResult(room="r1", seat=0, token="t")))
     return answers

@@ -426,6 +426,57 @@ def test_refused_actions_change_nothing() -> None:
         assert fingerprint(core) == before
 
 
+SCHEMA_REFUSALS = [
+    (
+        "qwinto",
+        {"type": "enter", "row": "red", "box": 10},
+        "Expected `int` <= 9 - at `$.action.box`",
+    ),
+    (
+        "qwinto",
+        {"type": "enter", "box": True},
+        "Expected `int | null`, got `bool` - at `$.action.box`",
+    ),
+    (
+        "qwinto",
+        {"type": "enter", "colour": "red"},
+        "Object contains unknown field `colour` - at `$.action`",
+    ),
+    (
+        "qwinto",
+        {"type": "roll", "tiles": []},
+        "Object contains unknown field `tiles` - at `$.action`",
+    ),
+    ("qwixx", {"type": "mark", "number": 13}, "Expected `int` <= 12 - at `$.action.number`"),
+    (
+        "qwirkle",
+        {"type": "swap", "tiles": [{"color": "red"}]},
+        "Object missing required field `shape` - at `$.action.tiles[0]`",
+    ),
+    ("yamb", {"type": "roll", "hold": [6]}, "Expected `int` <= 5 - at `$.action.hold[0]`"),
+    ("yamb", {"row": "1"}, "Object missing required field `type` - at `$.action`"),
+]
+"""Actions each game's schema refuses, each with the message the decoder gave while the
+protocol's `Action` held every game's fields at once (a field of another game's, such as
+`tiles` in Qwinto, was the engine's `illegal-action` then)."""
+
+
+@pytest.mark.parametrize(("game", "action", "message"), SCHEMA_REFUSALS)
+def test_an_action_off_its_games_schema_is_refused_and_changes_nothing(
+    game: str, action: dict[str, Any], message: str
+) -> None:
+    """The protocol carries any map with a `type`; the room holds it to its game's own
+    schema (`Game.actions`), with the decoder's error, before anything else."""
+    core, _ = full(game, 2)
+    core.start(T0)
+    assert core.state is not None
+    before = fingerprint(core)
+    with pytest.raises(errors.InvalidMessageError) as caught:
+        core.act(core.state.actors()[0], action, core.window_id, T0 + 1)
+    assert caught.value.message == f"act: {message}"
+    assert fingerprint(core) == before
+
+
 def test_a_shared_window_closes_when_the_last_actor_answers() -> None:
     core, _ = full("qwixx", 2, turn_window=20)
     out = core.start(T0)

@@ -1,9 +1,13 @@
 """Pure game engines: no I/O, no asyncio, no imports from the rest of dicehall.
 
-Importing this package registers every game; look them up with `get_game(name)`.
+Importing this package registers every game: each folder rules/NAME/ but bots/ is a game's
+package, imported here, found rather than named, so that a new game's folder is the whole
+of its engine (docs/contributing.md, "Adding a game"). Look games up with `get_game(name)`.
 """
 
-from . import qwinto, qwirkle, qwixx, yamb  # noqa: F401  (registration)
+import importlib
+import pkgutil
+
 from .actions import ActionFields, wire_action
 from .base import (
     JSON,
@@ -32,6 +36,18 @@ from .errors import (
 )
 from .registry import all_games, game_names, get_game, presentation
 from .text import Presentation, Tally
+
+NOT_GAMES = frozenset({"bots"})
+"""The packages of rules/ that are not games."""
+
+
+def _import_games() -> None:
+    for found in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if found.ispkg and found.name not in NOT_GAMES:
+            importlib.import_module(f"{__name__}.{found.name}")  # (registers the game)
+
+
+_import_games()
 
 __all__ = [
     "JSON",

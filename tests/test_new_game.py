@@ -8,8 +8,8 @@ copy then shows that nothing else changed, every changed path is one the table n
 the copy's own suite passes for it: every test run over all games (conformance, the
 checklist, records, the terminal's scores, snapshots and the journal), the checks a game
 could break without being named (layers, the clients naming no game, the published
-schemas, the compiled build's list), and a real server on which bots play it to the end
-over both encodings, refusing an action off its schema.
+schemas, the compiled build's list), the linters on its files, and a real server on which
+bots play it to the end over both encodings, refusing an action off its schema.
 """
 
 from __future__ import annotations
@@ -176,6 +176,10 @@ def test_a_new_game_touches_only_the_named_places_and_passes_the_suite(tmp_path:
     assert re.search(r"\b(\d{2,}) passed\b", ran) and " skipped" not in ran, ran
     run(tree, *pytest_, *ANY_GAME)
     run(tree, sys.executable, "-m", "ruff", "check", "--quiet", *(p for p in added if ".py" in p))
+    view = f"clients/web/js/games/{NAME}.js"
+    if (tree / "node_modules").is_dir() or os.environ.get("CI") == "true":  # (`make js`)
+        run(tree, "node_modules/.bin/eslint", view)
+        run(tree, "node_modules/.bin/prettier", "--check", "--log-level", "warn", view)
     played = run(tree, sys.executable, "-c", PLAY)
     assert played.count('"game": "pig"') == 2, played
     assert "act: Expected `int` <= 2 - at `$.action.count`" in played, played

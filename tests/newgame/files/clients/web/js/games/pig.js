@@ -11,7 +11,11 @@ function controls(ctx) {
   const roll = (n) => findAction(ctx.actions || [], (a) => a.type === 'roll' && a.count === n);
   const bank = findAction(ctx.actions || [], (a) => a.type === 'bank');
   return h('div.controls', null, [
-    h('p.prompt', null, `${seatName(ctx, view.turn)}: pot ${view.pot}, dice ${view.dice.join(' ')}`),
+    h(
+      'p.prompt',
+      null,
+      `${seatName(ctx, view.turn)}: pot ${view.pot}, dice ${view.dice.join(' ')}`,
+    ),
     actButton(ctx, 'Roll 1', roll(1)),
     actButton(ctx, 'Roll 2', roll(2)),
     actButton(ctx, 'Bank', bank),

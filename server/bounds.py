@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dicehall.protocol import errors
 from dicehall.protocol.messages.common import RoomInfo
 
-from .backends import Backend
+from .hosting.local import LocalRooms
 
 IPV6_PREFIX = 64
 """An IPv6 client counts by its /64 network: one subscriber gets a whole /64 (RFC 6177),
@@ -50,8 +50,9 @@ class RoomBounds:
     closed, finished or handed to another process counts no more): nothing to keep in
     step with the rooms' ends."""
 
-    def __init__(self, backend: Backend, max_rooms: int, per_address: int) -> None:
-        self.backend = backend
+    def __init__(self, here: LocalRooms, max_rooms: int, per_address: int) -> None:
+        self.here = here
+        """The rooms this process runs (the host's)."""
         self.max_rooms = max_rooms
         self.per_address = per_address
         """0: no bound."""
@@ -69,7 +70,7 @@ class RoomBounds:
     ) -> RoomInfo:
         """`create()` a room for a connection from `address`, or refuse it."""
         key = address_key(address) if self.per_address else None
-        if self.backend.rooms_here() + self._creating.get(None, 0) >= self.max_rooms:
+        if len(self.here) + self._creating.get(None, 0) >= self.max_rooms:
             raise errors.OverloadedError(
                 "this server runs as many rooms as it may; try again later"
             )
@@ -112,5 +113,5 @@ class RoomBounds:
         return len(kept)
 
     def _hosts(self, room: str) -> bool:
-        core = self.backend.local_room(room)
+        core = self.here.core(room)
         return core is not None and core.status != "over"

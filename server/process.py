@@ -17,6 +17,7 @@ import time
 from dicehall.protocol.close import CloseCode
 
 from .backends import Backend, MemoryBackend, RoomSpec
+from .bounds import RoomBounds
 from .cancelling import cancel_and_wait
 from .commands import AddBotsCmd
 from .flusher import Flusher
@@ -63,16 +64,17 @@ class Server:
             self.metrics.registry.register(self.history)
         secret = config.secret or secrets.token_bytes(32)
         self.services = Services(
-            backend=self.backend,
+            rooms=self.backend,
             hub=self.hub,
             signer=TokenSigner(secret),
             players=PlayerKeys(secret),
             settings=Settings(
                 default_turn_window=config.turn_window,
-                max_rooms=config.max_rooms,
-                max_rooms_per_address=config.max_rooms_per_address,
             ),
             errors=self.metrics.errors,
+            bounds=RoomBounds(
+                self.backend.host.actors, config.max_rooms, config.max_rooms_per_address
+            ),
         )
         self.peers: set[Peer] = set()
         self.flusher = Flusher()

@@ -4,9 +4,9 @@ The session knows nothing of sockets. Its output goes to a `Sink`: the WebSocket
 encodes frames into a bounded queue (server/peer.py); a house bot's sink hands it
 the message objects. So people, remote bots and house bots all pass through this code.
 
-Catching up without gaps or duplicates: a member is registered with the hub *before* it
-asks the room for its snapshot or its missed messages; what the hub delivers meanwhile is
-held, then released after the catch-up, keeping only messages newer than it.
+Each request type has one handler, declared with `@handles` (`HANDLERS`, checked against
+the protocol's list of requests); its membership of rooms and catch-ups are
+server/catchup.py's, and which session holds a seat is server/holders.py's.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import msgspec
 from prometheus_client import Counter
@@ -38,8 +39,9 @@ from dicehall.protocol.messages.server import ServerMessage
 from dicehall.rules import RulesError, all_games, get_game
 from dicehall.rules.bots import bot_names
 
-from .backends import Backend, RoomSpec
+from .backends import Rooms, RoomSpec
 from .bounds import RoomBounds
+from .catchup import Membership
 from .commands import (
     ActCmd,
     AddBotsCmd,
@@ -55,9 +57,9 @@ from .commands import (
     TokenCmd,
     WatchCmd,
 )
+from .holders import SeatHolders
 from .hub import Hub
 from .identity import Player, PlayerKeys
-from .settings import Config
 from .stream import RoomSink, RoomStream
 from .tokens import TokenSigner
 
@@ -84,10 +86,6 @@ class Settings:
     default_turn_window: int = 30
     max_rooms_per_session: int = 16
     """Rooms one connection may host at once (created, game not over): a cap on abuse."""
-    max_rooms: int = Config.max_rooms
-    """Rooms this process may run (`--max-rooms`): server/bounds.py."""
-    max_rooms_per_address: int = Config.max_rooms_per_address
-    """Rooms the connections from one address may host here (`--max-rooms-per-address`)."""
     server_name: str = "dicehall"
 
 
@@ -95,22 +93,35 @@ class Settings:
 class Services:
     """The process-wide parts every session shares."""
 
-    backend: Backend
+    rooms: Rooms
     hub: Hub
     signer: TokenSigner
     players: PlayerKeys | None
     """Signs and checks player keys (the `identity` feature); None while the history
     database that holds their secret is out of reach (the feature is off meanwhile)."""
+    bounds: RoomBounds
+    """How many rooms may be created, here and per client address."""
     settings: Settings = field(default_factory=Settings)
     errors: Counter | None = None
-    holders: dict[tuple[str, int], Session] = field(default_factory=dict)
+    holders: SeatHolders = field(default_factory=SeatHolders)
     """Which local session holds each seat: a token taking a seat replaces its holder."""
-    bounds: RoomBounds = field(init=False)
-    """How many rooms may be created, here and per client address."""
 
-    def __post_init__(self) -> None:
-        s = self.settings
-        self.bounds = RoomBounds(self.backend, s.max_rooms, s.max_rooms_per_address)
+
+Handled = tuple[msgspec.Struct, Callable[[], None] | None]
+"""A request's result, and what to send once it is (a catch-up), if anything."""
+Req = TypeVar("Req", bound=requests.Request)
+Handler = Callable[["Session", Req], Awaitable[Handled]]
+
+HANDLERS: dict[type[requests.Request], Callable[..., Awaitable[Handled]]] = {}
+"""Each request type's handler (`@handles`): one for every request of the protocol."""
+
+
+def handles(kind: type[Req]) -> Callable[[Handler[Req]], Handler[Req]]:
+    def register(handler: Handler[Req]) -> Handler[Req]:
+        HANDLERS[kind] = handler
+        return handler
+
+    return register
 
 
 class Session:
@@ -132,8 +143,7 @@ class Session:
         self.claimed: set[str] = set()
         """Rooms whose seat `hello` took back (held already, in `seats`), waiting for their
         `resume` to start the stream; the seat cannot act before it."""
-        self._members: set[str] = set()
-        self._subscribed: set[str] = set()
+        self.members = Membership(self.stream, sink, services.hub, services.rooms)
         self.closed = False
         self.timestamps = False
         """The `timestamps` feature is on: live room messages carry `sent_us`."""
@@ -169,76 +179,79 @@ class Session:
         if release is not None:
             release()
 
-    async def _dispatch(self, req: requests.Request) -> tuple[msgspec.Struct, Any]:
-        match req:
-            case requests.Act():
-                seat = self._seat(req.room)
-                act = ActCmd(seat=seat, action=req.action, window=req.window)
-                window, owes = await self.services.backend.call(req.room, act)
-                result = results.ActResult(window=window, owes=owes)
-                if owes and self.legal_in_window:  # (its part goes on: what may it do next?)
-                    now, actions, _ = await self.services.backend.call(
-                        req.room, LegalCmd(seat=seat, view=False)
-                    )
-                    if now == window:  # (else the window moved on: a `window` will tell)
-                        result.legal = actions
-                return result, None
-            case requests.Legal():
-                if not req.view and not self.legal_without_view:
-                    raise errors.InvalidMessageError(
-                        f"`view` in `legal` needs the feature `{LEGAL_WITHOUT_VIEW}`"
-                    )
-                viewer = None if req.room in self.watching else self._seat(req.room)
-                window, actions, view = await self.services.backend.call(
-                    req.room, LegalCmd(seat=viewer, view=req.view)
-                )
-                return results.LegalResult(window=window, actions=actions, view=view), None
-            case requests.Hello():
-                return await self._hello(req), None
-            case requests.Ping():
-                return results.PingResult(time=int(time.time() * 1000), echo=req.time), None
-            case requests.Games():
-                return results.GamesResult(games=games_info()), None
-            case requests.Rooms():
-                return await self._rooms(req), None
-            case requests.Create():
-                return await self._create(req), None
-            case requests.Join():
-                return await self._join(req)
-            case requests.Spectate():
-                return await self._spectate(req)
-            case requests.Resume():
-                return await self._resume(req)
-            case requests.Leave():
-                await self._leave(req.room)
-                return results.Empty(), None
-            case requests.Start():
-                start = StartCmd(host_key=self.hosting.get(req.room), seat=self.seats.get(req.room))
-                commitment = await self.services.backend.call(req.room, start)
-                return results.StartResult(commitment=commitment), None
-            case requests.AddBots():
-                kind = req.kind or "random"
-                add = AddBotsCmd(
-                    kind=kind,
-                    count=req.count,
-                    host_key=self.hosting.get(req.room),
-                    seat=self.seats.get(req.room),
-                )
-                seats = await self.services.backend.call(req.room, add)
-                return results.AddBotsResult(seats=seats), None
-            case requests.SendChat():
-                if req.room not in self.seats and req.room not in self.watching:
-                    raise errors.NotInRoomError("join or spectate the room first")
-                chat_seat = self.seats.get(req.room)
-                sender = self.name or ("spectator" if chat_seat is None else f"seat {chat_seat}")
-                chat = ChatCmd(seat=chat_seat, sender=sender, text=req.text)
-                seq = await self.services.backend.call(req.room, chat)
-                return results.ChatResult(seq=seq), None
-        raise errors.InvalidMessageError(f"unhandled request {type(req).__name__}")
+    async def _dispatch(self, req: requests.Request) -> Handled:
+        handler = HANDLERS.get(type(req))
+        if handler is None:
+            raise errors.InvalidMessageError(f"unhandled request {type(req).__name__}")
+        return await handler(self, req)
 
-    # --- lobby ---------------------------------------------------------------------------
+    # --- in the room ---------------------------------------------------------------------
 
-    async def _hello(self, req: requests.Hello) -> results.HelloResult:
+    @handles(requests.Act)
+    async def _act(self, req: requests.Act) -> Handled:
+        seat = self._seat(req.room)
+        act = ActCmd(seat=seat, action=req.action, window=req.window)
+        window, owes = await self.services.rooms.call(req.room, act)
+        result = results.ActResult(window=window, owes=owes)
+        if owes and self.legal_in_window:  # (its part goes on: what may it do next?)
+            now, actions, _ = await self.services.rooms.call(
+                req.room, LegalCmd(seat=seat, view=False)
+            )
+            if now == window:  # (else the window moved on: a `window` will tell)
+                result.legal = actions
+        return result, None
+
+    @handles(requests.Legal)
+    async def _legal(self, req: requests.Legal) -> Handled:
+        if not req.view and not self.legal_without_view:
+            raise errors.InvalidMessageError(
+                f"`view` in `legal` needs the feature `{LEGAL_WITHOUT_VIEW}`"
+            )
+        viewer = None if req.room in self.watching else self._seat(req.room)
+        window, actions, view = await self.services.rooms.call(
+            req.room, LegalCmd(seat=viewer, view=req.view)
+        )
+        return results.LegalResult(window=window, actions=actions, view=view), None
+
+    @handles(requests.Start)
+    async def _start(self, req: requests.Start) -> Handled:
+        start = StartCmd(host_key=self.hosting.get(req.room), seat=self.seats.get(req.room))
+        commitment = await self.services.rooms.call(req.room, start)
+        return results.StartResult(commitment=commitment), None
+
+    @handles(requests.AddBots)
+    async def _add_bots(self, req: requests.AddBots) -> Handled:
+        add = AddBotsCmd(
+            kind=req.kind or "random",
+            count=req.count,
+            host_key=self.hosting.get(req.room),
+            seat=self.seats.get(req.room),
+        )
+        seats = await self.services.rooms.call(req.room, add)
+        return results.AddBotsResult(seats=seats), None
+
+    @handles(requests.SendChat)
+    async def _chat(self, req: requests.SendChat) -> Handled:
+        if req.room not in self.seats and req.room not in self.watching:
+            raise errors.NotInRoomError("join or spectate the room first")
+        chat_seat = self.seats.get(req.room)
+        sender = self.name or ("spectator" if chat_seat is None else f"seat {chat_seat}")
+        chat = ChatCmd(seat=chat_seat, sender=sender, text=req.text)
+        seq = await self.services.rooms.call(req.room, chat)
+        return results.ChatResult(seq=seq), None
+
+    # --- the connection and the lobby ----------------------------------------------------
+
+    @handles(requests.Ping)
+    async def _ping(self, req: requests.Ping) -> Handled:
+        return results.PingResult(time=int(time.time() * 1000), echo=req.time), None
+
+    @handles(requests.Games)
+    async def _games(self, req: requests.Games) -> Handled:
+        return results.GamesResult(games=games_info()), None
+
+    @handles(requests.Hello)
+    async def _hello(self, req: requests.Hello) -> Handled:
         features = accept(req.features)
         if self.services.players is None and IDENTITY in features:
             features.remove(IDENTITY)  # (no player keys yet: play goes on without)
@@ -253,7 +266,7 @@ class Session:
             ok = False
             if claim is not None:
                 try:
-                    ok = await self.services.backend.call(
+                    ok = await self.services.rooms.call(
                         claim.room,
                         TokenCmd(
                             seat=claim.seat,
@@ -270,7 +283,7 @@ class Session:
                 self.claimed.add(claim.room)
                 held.append(HeldSeat(room=claim.room, seat=claim.seat))
                 if not self._take(claim.room, claim.seat):
-                    await self.services.backend.call(
+                    await self.services.rooms.call(
                         claim.room, PresenceCmd(seat=claim.seat, delta=1)
                     )
             else:  # (a second token for a room: one seat per room and connection)
@@ -285,7 +298,7 @@ class Session:
         )
         if player is not None:
             result.player = results.PlayerIdentity(id=player.id, key=player.key)
-        return result
+        return result, None
 
     def _identify(self, key: str | None, identity: bool) -> Player | None:
         """Who `hello` says it is: the player `key` stands for, or a new one; None without
@@ -308,7 +321,8 @@ class Session:
             )
         return player
 
-    async def _rooms(self, req: requests.Rooms) -> results.RoomsResult:
+    @handles(requests.Rooms)
+    async def _rooms(self, req: requests.Rooms) -> Handled:
         """One page of the lobby, however many rooms there are: a reply of every room
         outgrew clients' frame limits (issue 39)."""
         if (req.limit is not None or req.cursor is not None) and not self.lobby_pages:
@@ -316,9 +330,10 @@ class Session:
                 f"`limit` and `cursor` in `rooms` need the feature `{LOBBY_PAGES}`"
             )
         limit = req.limit or MAX_ROOMS_PAGE
-        return await self.services.backend.lobby(req.game, limit, req.cursor)
+        return await self.services.rooms.lobby(req.game, limit, req.cursor), None
 
-    async def _create(self, req: requests.Create) -> results.CreateResult:
+    @handles(requests.Create)
+    async def _create(self, req: requests.Create) -> Handled:
         try:
             game = get_game(req.game)
         except RulesError:
@@ -342,21 +357,24 @@ class Session:
             host_key=host_key,
         )
         info = await self.services.bounds.create(
-            self.address, lambda: self.services.backend.create(spec)
+            self.address, lambda: self.services.rooms.create(spec)
         )
         self.hosting[info.room] = host_key
-        return results.CreateResult(room=info)
+        return results.CreateResult(room=info), None
 
-    async def _join(self, req: requests.Join) -> tuple[msgspec.Struct, Any]:
+    # --- taking a seat, watching, catching up --------------------------------------------
+
+    @handles(requests.Join)
+    async def _join(self, req: requests.Join) -> Handled:
         room = req.room
         if room in self.seats:
             raise errors.AlreadyInRoomError("this connection already holds a seat here")
         watching = room in self.watching
-        await self._hold(room)
+        await self.members.hold(room)
         name = req.name or self.name or "player"
         nonce = self.services.signer.new_nonce()
         try:
-            seat = await self.services.backend.call(
+            seat = await self.services.rooms.call(
                 room,
                 JoinCmd(
                     name=name,
@@ -369,35 +387,37 @@ class Session:
             )
         except BaseException:
             if watching:  # still a spectator: it keeps its stream, held messages included
-                self.stream.deliver(room, self.stream.held.pop(room, []))
+                self.members.resume_held(room)
             else:
-                self._unhold(room)
+                self.members.unhold(room)
             raise
         if watching:  # a spectator that sits down is a spectator no more
             self.watching.discard(room)
-            await self.services.backend.call(room, WatchCmd(delta=-1))
+            await self.services.rooms.call(room, WatchCmd(delta=-1))
         self._take(room, seat)
         token = self.services.signer.issue(room, seat, nonce)
-        sync = await self.services.backend.call(room, SyncCmd(seat=seat))
-        url = await self.services.backend.owner_url(room)
+        sync = await self.services.rooms.call(room, SyncCmd(seat=seat))
+        url = await self.services.rooms.owner_url(room)
         result = results.JoinResult(room=room, seat=seat, token=token, url=url)
-        return result, lambda: self._release(room, sync)
+        return result, lambda: self.members.release(room, sync)
 
-    async def _spectate(self, req: requests.Spectate) -> tuple[msgspec.Struct, Any]:
+    @handles(requests.Spectate)
+    async def _spectate(self, req: requests.Spectate) -> Handled:
         room = req.room
         if room in self.seats or room in self.watching:
             raise errors.AlreadyInRoomError("this connection is already in this room")
-        await self._hold(room)
+        await self.members.hold(room)
         try:
-            sync = await self.services.backend.call(room, SyncCmd(seat=None, watch=1))
+            sync = await self.services.rooms.call(room, SyncCmd(seat=None, watch=1))
         except BaseException:
-            self._unhold(room)
+            self.members.unhold(room)
             raise
         self.watching.add(room)
-        url = await self.services.backend.owner_url(room)
-        return results.SpectateResult(url=url), lambda: self._release(room, sync)
+        url = await self.services.rooms.owner_url(room)
+        return results.SpectateResult(url=url), lambda: self.members.release(room, sync)
 
-    async def _resume(self, req: requests.Resume) -> tuple[msgspec.Struct, Any]:
+    @handles(requests.Resume)
+    async def _resume(self, req: requests.Resume) -> Handled:
         room = req.room
         seat: int | None
         if room in self.seats:
@@ -408,57 +428,58 @@ class Session:
             raise errors.NotInRoomError(
                 "take the seat back with hello's tokens, or spectate, first"
             )
-        fresh = room not in self._members
+        fresh = room not in self.members.members
         if fresh:
-            await self._hold(room)
+            await self.members.hold(room)
         else:
-            self.stream.held.setdefault(room, [])
+            self.members.hold_again(room)
         try:
-            sync: Sync = await self.services.backend.call(
+            sync: Sync = await self.services.rooms.call(
                 room, SyncCmd(seat=seat, last_seq=req.last_seq)
             )
         except BaseException:
             if fresh:
-                self._unhold(room)
+                self.members.unhold(room)
             raise
         self.claimed.discard(room)
         result = results.ResumeResult(
             mode="events" if sync.messages is not None else "snapshot",
             seq=sync.seq,
-            url=await self.services.backend.owner_url(room),
+            url=await self.services.rooms.owner_url(room),
         )
-        return result, lambda: self._release(room, sync)
+        return result, lambda: self.members.release(room, sync)
+
+    @handles(requests.Leave)
+    async def _leave(self, req: requests.Leave) -> Handled:
+        room = req.room
+        if room in self.seats:
+            self.claimed.discard(room)
+            seat = self._let_go(room)
+            self.members.unhold(room)
+            await self.services.rooms.call(room, LeaveCmd(seat=seat))
+        elif room in self.watching:
+            self.watching.discard(room)
+            self.members.unhold(room)
+            await self.services.rooms.call(room, WatchCmd(delta=-1))
+        else:
+            raise errors.NotInRoomError("this connection is not in this room")
+        return results.Empty(), None
 
     def _take(self, room: str, seat: int) -> bool:
         """Hold `seat`; True when it was taken from another local connection (closed 4006)."""
         self.seats[room] = seat
-        previous = self.services.holders.get((room, seat))
-        self.services.holders[(room, seat)] = self
-        if previous is None or previous is self:
-            return False
-        previous.seats.pop(room, None)
-        previous._unhold(room)
-        previous.sink.replaced(room)
-        return True
+        return self.services.holders.take(room, seat, self)
 
     def _let_go(self, room: str) -> int:
         seat = self.seats.pop(room)
-        if self.services.holders.get((room, seat)) is self:
-            del self.services.holders[(room, seat)]
+        self.services.holders.let_go(room, seat, self)
         return seat
 
-    async def _leave(self, room: str) -> None:
-        if room in self.seats:
-            self.claimed.discard(room)
-            seat = self._let_go(room)
-            self._unhold(room)
-            await self.services.backend.call(room, LeaveCmd(seat=seat))
-        elif room in self.watching:
-            self.watching.discard(room)
-            self._unhold(room)
-            await self.services.backend.call(room, WatchCmd(delta=-1))
-        else:
-            raise errors.NotInRoomError("this connection is not in this room")
+    def replaced(self, room: str) -> None:
+        """Another connection took this session's seat in `room` with its token."""
+        self.seats.pop(room, None)
+        self.members.unhold(room)
+        self.sink.replaced(room)
 
     async def disconnected(self) -> None:
         """The connection is gone: seats stay taken (their tokens bring them back).
@@ -467,69 +488,35 @@ class Session:
         at once, then again when its socket closes (catching what a request still in
         flight took meanwhile). Each run lets go of what is still held, exactly once."""
         self.closed = True
-        for room in list(self._members):
-            self._unhold(room)
+        for room in list(self.members.members):
+            self.members.unhold(room)
         for room, key in list(self.hosting.items()):  # (a seated creator: its seat hosts)
             if self.hosting.pop(room, None) is not None and room not in self.seats:
                 with contextlib.suppress(errors.ProtocolError):
-                    await self.services.backend.call(room, ResignCmd(host_key=key))
+                    await self.services.rooms.call(room, ResignCmd(host_key=key))
         for room in list(self.seats):
             if room not in self.seats:  # let go by the other run
                 continue
             seat = self._let_go(room)
             with contextlib.suppress(errors.ProtocolError):
-                await self.services.backend.call(room, PresenceCmd(seat=seat, delta=-1))
+                await self.services.rooms.call(room, PresenceCmd(seat=seat, delta=-1))
         for room in list(self.watching):
             if room not in self.watching:
                 continue
             self.watching.discard(room)
             with contextlib.suppress(errors.ProtocolError):
-                await self.services.backend.call(room, WatchCmd(delta=-1))
+                await self.services.rooms.call(room, WatchCmd(delta=-1))
 
-    # --- membership and catch-up ----------------------------------------------------------
+    # --- in-process members -------------------------------------------------------------
 
     def attach(self, room: str, seat: int) -> None:
         """An in-process member (a house bot) that holds `seat` and listens from now on."""
         self.seats[room] = seat
-        self._members.add(room)
-        self.services.hub.add(room, self.stream)
+        self.members.attach(room)
 
     def detach(self, room: str) -> None:
         self.seats.pop(room, None)
-        self._unhold(room)
-
-    async def _hold(self, room: str) -> None:
-        """Become a member now, holding what arrives until the catch-up is sent."""
-        self.stream.held[room] = []
-        self._members.add(room)
-        self.services.hub.add(room, self.stream)
-        if room not in self._subscribed:
-            self._subscribed.add(room)
-            try:
-                await self.services.backend.subscribe(room)
-            except BaseException:
-                self._unhold(room)  # (and the backend counts this member out again)
-                raise
-
-    def _unhold(self, room: str) -> None:
-        self.stream.held.pop(room, None)
-        self.stream.seen.pop(room, None)
-        self._members.discard(room)
-        self.services.hub.remove(room, self.stream)
-        if room in self._subscribed:
-            self._subscribed.discard(room)
-            self.services.backend.unsubscribe(room)
-
-    def _release(self, room: str, sync: Sync) -> None:
-        if sync.snapshot is not None:
-            self.sink.message(sync.snapshot)
-        for message in sync.messages or ():
-            self.sink.message(message)
-        if sync.progress is not None and self.stream.progress:
-            self.sink.message(sync.progress)
-        held = self.stream.held.pop(room, [])
-        self.stream.seen[room] = sync.seq
-        self.stream.deliver(room, held)
+        self.members.unhold(room)
 
     def _seat(self, room: str) -> int:
         if room in self.claimed:

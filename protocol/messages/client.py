@@ -6,6 +6,7 @@ misspelt field meant.
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated
 
 import msgspec
@@ -196,19 +197,5 @@ ClientMessage = (
     | SendChat
 )
 
-CLIENT_MESSAGES: tuple[type[Request], ...] = (
-    Hello,
-    Games,
-    Rooms,
-    Create,
-    Join,
-    Spectate,
-    Leave,
-    Start,
-    AddBots,
-    Act,
-    Legal,
-    Resume,
-    Ping,
-    SendChat,
-)
+CLIENT_MESSAGES: tuple[type[Request], ...] = typing.get_args(ClientMessage)
+"""The requests, as classes (the union above is their one list)."""

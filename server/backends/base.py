@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import secrets
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -69,6 +69,27 @@ def page_of(listed: list[str], limit: int, after: str | None) -> tuple[list[str]
     start = 0 if after is None else bisect.bisect_right(listed, after)
     page = listed[start : start + limit]
     return page, page[-1] if start + limit < len(listed) else None
+
+
+class Rooms(Protocol):
+    """What a session sees of the rooms, wherever they run."""
+
+    async def create(self, spec: RoomSpec) -> RoomInfo: ...
+
+    async def call(self, room: str, cmd: Command[R]) -> R:
+        """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
+
+    async def subscribe(self, room: str) -> None:
+        """Make sure this process receives `room`'s messages (before a member catches up)."""
+
+    def unsubscribe(self, room: str) -> None:
+        """A member left; stop receiving when none is left (may finish in the background)."""
+
+    async def lobby(self, game: str | None, limit: int, after: str | None) -> RoomsResult:
+        """A page of the public rooms (of `game`), by room id from the one after `after`."""
+
+    async def owner_url(self, room: str) -> str | None:
+        """Where the process that runs `room` takes connections (None: not advertised)."""
 
 
 class Backend(ABC):

@@ -20,6 +20,7 @@ import pytest
 from dicehall.protocol import errors
 from dicehall.protocol.features import LEGAL_IN_WINDOW
 from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.client import CLIENT_MESSAGES
 from dicehall.protocol.messages.common import Action
 from dicehall.protocol.messages.server import (
     Chat,
@@ -34,7 +35,7 @@ from dicehall.protocol.messages.server import (
 )
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.process import Server
-from dicehall.server.session import Session
+from dicehall.server.session import HANDLERS, Session
 from dicehall.server.settings import Config
 
 
@@ -685,3 +686,8 @@ async def test_a_resume_ends_with_the_progress_of_the_open_window() -> None:
         caught = back.stream(room, mark)
         assert resumed.mode == "events" and isinstance(caught[-1], Progress)
         assert (caught[-1].seq, caught[-1].answered) == (resumed.seq, [1])
+
+
+def test_every_request_of_the_protocol_has_one_handler() -> None:
+    """The request table is the protocol's list of requests, no more and no less."""
+    assert set(HANDLERS) == set(CLIENT_MESSAGES)

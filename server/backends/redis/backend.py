@@ -22,7 +22,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from typing import Protocol
 
 import msgspec
 from redis.exceptions import RedisError
@@ -37,11 +37,13 @@ from ...commands import Command, R, Sync
 from ...hosting.batch import Rider
 from ...hosting.host import RoomHost
 from ...hub import Hub
+from ...jsonvalue import JsonObject
 from ...outgoing import Outgoing
 from ...room import RoomCore
 from ..base import Backend, RoomSpec, new_room_id, page_of
 from .bus import CommandBus
-from .connect import connect
+from .connect import RedisClient, connect
+from .connect import raw as raw_bytes
 from .errors import Retry
 from .health import Health
 from .keys import (
@@ -63,6 +65,14 @@ from .store import FencedStore
 from .urls import parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
+
+
+class _Overdue(Protocol):
+    """A call waiting for its room's commit, as the sweep of overdue calls sees it."""
+
+    def done(self) -> bool: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
 
 
 class _Listed(msgspec.Struct):
@@ -102,7 +112,7 @@ class RedisBackend(Backend):
         """How long a request may wait for its room (moving, or Redis silent)."""
         self.proc = proc or secrets.token_hex(6)
         self._own_events = events_prefix(self.proc)
-        self.redis: Any = None
+        self._redis: RedisClient | None = None
         """redis-py, for what is rare: taking leases, the lobby, the scan, reading logs."""
         self._link: Link | None = None
         """Commits, forwarded commands, replies and pub/sub: every turn window's calls."""
@@ -151,7 +161,7 @@ class RedisBackend(Backend):
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
-        self._waiting: dict[asyncio.Future[Any], float] = {}
+        self._waiting: dict[_Overdue, float] = {}
         """Calls on rooms run here, by the monotonic time at which to stop waiting."""
         self._bus: CommandBus | None = None
 
@@ -163,6 +173,12 @@ class RedisBackend(Backend):
         return self._link
 
     @property
+    def redis(self) -> RedisClient:
+        """redis-py, for what is rare: taking leases, the lobby, the scan, reading logs."""
+        assert self._redis is not None, "the backend is not started"
+        return self._redis
+
+    @property
     def bus(self) -> CommandBus:
         assert self._bus is not None, "the backend is not started"
         return self._bus
@@ -170,7 +186,7 @@ class RedisBackend(Backend):
     def owns(self, room: str) -> bool:
         return room in self.host.actors
 
-    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, job: Coroutine[object, None, None]) -> None:
         """Run `job` in the background, kept (and cancelled at stop) until it is done."""
         task = asyncio.get_running_loop().create_task(job)
         self._background.add(task)
@@ -180,7 +196,7 @@ class RedisBackend(Backend):
 
     async def start(self) -> None:
         # One Redis, the primary Sentinel names, or a cluster (connect.py, urls.py).
-        self.redis, self._link = await connect(
+        self._redis, self._link = await connect(
             parse_redis_url(self.url, self.cluster),
             self._on_message,
             self.health.down,
@@ -227,8 +243,10 @@ class RedisBackend(Backend):
     async def shared_secret(self) -> bytes:
         """Created once by whichever process asks first; Redis access already implies trust."""
         await self.redis.set(SECRET, secrets.token_hex(32), nx=True)
-        secret: bytes = await self.redis.get(SECRET)
-        self._secret = secret
+        kept = await self.redis.get(SECRET)
+        if kept is None:  # (deleted between the two calls)
+            raise RedisError("the shared secret is gone")
+        secret = self._secret = raw_bytes(kept)
         return secret
 
     async def _restore_secret(self) -> None:
@@ -325,12 +343,12 @@ class RedisBackend(Backend):
                     raw = await self.redis.get(lease_key(room))
                     if raw is None:
                         return None
-                    proc = raw.decode()
+                    proc = raw_bytes(raw).decode()
                 if proc not in self._urls:
                     if len(self._urls) >= 1000:
                         self._urls.clear()
                     url = await self.redis.get(process_key(proc))
-                    self._urls[proc] = None if url is None else url.decode()
+                    self._urls[proc] = None if url is None else raw_bytes(url).decode()
                 return self._urls[proc]
         except (RedisError, TimeoutError):
             return None  # the client stays where it is: its requests are forwarded
@@ -426,7 +444,7 @@ class RedisBackend(Backend):
     async def rooms(self, game: str | None = None) -> list[RoomInfo]:
         async with self._reaching_redis():
             raw = await self.redis.hgetall(LOBBY)
-        infos = [msgspec.convert(DECODER.decode(v), RoomInfo) for v in raw.values()]
+        infos = [msgspec.convert(DECODER.decode(raw_bytes(v)), RoomInfo) for v in raw.values()]
         return [i for i in infos if i.public and (game is None or i.game == game)]
 
     async def lobby(self, game: str | None, limit: int, after: str | None) -> RoomsResult:
@@ -434,20 +452,21 @@ class RedisBackend(Backend):
         only the page's entries decoded whole."""
         async with self._reaching_redis():
             raw = await self.redis.hgetall(LOBBY)
+        entries = {raw_bytes(room): raw_bytes(entry) for room, entry in raw.items()}
         listed = []
-        for room, entry in raw.items():
+        for room, entry in entries.items():
             shown = _LISTED.decode(entry)
             if shown.public and (game is None or shown.game == game):
                 listed.append(room.decode())
         page, cursor = page_of(sorted(listed), limit, after)
-        rooms = [_ENTRY.decode(raw[room.encode()]) for room in page]
+        rooms = [_ENTRY.decode(entries[room.encode()]) for room in page]
         return RoomsResult(rooms=rooms, total=len(listed), next=cursor)
 
-    async def record(self, room: str) -> dict[str, Any] | None:
+    async def record(self, room: str) -> JsonObject | None:
         raw = await self.redis.get(record_key(room))
         if raw is None:
             return None
-        record: dict[str, Any] = msgspec.json.decode(raw)
+        record: JsonObject = msgspec.json.decode(raw)
         return record
 
     def stats(self) -> dict[str, int]:

@@ -20,7 +20,8 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from redis.exceptions import RedisError
@@ -42,10 +43,14 @@ from ...commands import (
 )
 from ...hosting.batch import Reply, Rider
 from .backoff import Backoff
+from .connect import raw as raw_bytes
 from .errors import Gone, Retry
 from .keys import command_channel, lease_key, reply_channel, reply_key, snap_key
 from .link import Link, Unheard
 from .packing import ANSWER, ENCODER, FORWARDED, Answer
+
+if TYPE_CHECKING:
+    from .connect import RedisClient
 
 log = logging.getLogger("dicehall.redis")
 
@@ -59,14 +64,35 @@ _RESULTS: dict[type[Command[Any]], msgspec.msgpack.Decoder[Any]] = {}
 """A decoder of each command class's result, made the first time one is answered."""
 
 
-def _decode_result(cmd: type[Command[Any]], raw: msgspec.Raw) -> Any:
+def _decode_result(cmd: type[Command[R]], raw: msgspec.Raw) -> R:
     decoder = _RESULTS.get(cmd)
     if decoder is None:
         decoder = _RESULTS[cmd] = msgspec.msgpack.Decoder(result_type(cmd))
-    return decoder.decode(raw)
+    result: R = decoder.decode(raw)
+    return result
 
 
-RunHere = Callable[[RoomActor, Command[Any], Rider | None], Awaitable[Any]]
+def _settle(fut: asyncio.Future[R], cmd: type[Command[R]], answer: Answer) -> None:
+    """Give a forwarded command's caller the outcome its owner answered."""
+    if fut.done():
+        return
+    if answer.ok:
+        fut.set_result(_decode_result(cmd, answer.result))
+    elif answer.retry:
+        fut.set_exception(Retry())
+    else:
+        err = answer.error or {}
+        cls = errors.by_code(err.get("code", 0)) or errors.InternalError
+        message = err.get("message", "the room's server failed")
+        fut.set_exception(cls(message, rule=err.get("rule")))
+
+
+class RunHere(Protocol):
+    """Runs a command on a room this process owns (with its rider, if any)."""
+
+    def __call__(
+        self, actor: RoomActor, cmd: Command[R], rider: Rider | None, /
+    ) -> Awaitable[R]: ...
 
 
 class CommandBus:
@@ -74,7 +100,7 @@ class CommandBus:
         self,
         proc: str,
         link: Callable[[], Link],
-        redis: Callable[[], Any],
+        redis: Callable[[], RedisClient],
         *,
         lease_ms: int,
         reply_ms: int,
@@ -103,7 +129,8 @@ class CommandBus:
         self._owners: dict[str, bytes] = {}
         """The process last known to own each room that commands were forwarded to: no
         GET of the lease per command (a stale entry costs one retry)."""
-        self._pending: dict[int, tuple[asyncio.Future[Any], type[Command[Any]]]] = {}
+        self._pending: dict[int, Callable[[Answer], None]] = {}
+        """How to settle each forwarded command's future with its answer (`_settle`)."""
         self._served: OrderedDict[tuple[str, int], Answer | None] = OrderedDict()
         """Forwarded commands run lately, by (asking process, rid), with their answers (None:
         running): one sent twice runs once, and the second gets the answer again (the first
@@ -134,8 +161,8 @@ class CommandBus:
         owner = self._owners.get(room)
         if owner is None:
             redis = self._redis()
-            owner = await redis.get(lease_key(room))
-            if owner is None:
+            held = await redis.get(lease_key(room))
+            if held is None:
                 if await redis.exists(snap_key(room)):
                     await self._take_over(room)
                     raise Retry
@@ -144,11 +171,11 @@ class CommandBus:
                 raise errors.NoSuchRoomError(f"no room {room!r}")
             if len(self._owners) >= 10_000:
                 self._owners.clear()
-            self._owners[room] = owner
+            owner = self._owners[room] = raw_bytes(held)
         rid = next(self._ids)
         self.forwarded += 1
-        fut: asyncio.Future[Any] = self._loop.create_future()
-        self._pending[rid] = (fut, type(cmd))
+        fut: asyncio.Future[R] = self._loop.create_future()
+        self._pending[rid] = partial(_settle, fut, type(cmd))
         data = ENCODER.encode({"from": self.proc, "rid": rid, "cmd": cmd})
         # Nobody heard it: the owner is gone, and this process is told to wait it out.
         retry = ENCODER.encode(Answer(rid=rid, ok=False, retry=True))
@@ -161,8 +188,7 @@ class CommandBus:
                     heard = None  # maybe sent: `_answer` sends it again, the owner runs it once
                 if heard is False:
                     raise Retry
-                result: R = await self._answer(fut, room, owner, rid, data)
-                return result
+                return await self._answer(fut, room, owner, rid, data)
             except (RedisError, Gone) as exc:
                 self._owners.pop(room, None)
                 if isinstance(cmd, RETRY_SAFE):
@@ -175,8 +201,8 @@ class CommandBus:
             self._pending.pop(rid, None)
 
     async def _answer(
-        self, fut: asyncio.Future[Any], room: str, owner: bytes, rid: int, data: bytes
-    ) -> Any:
+        self, fut: asyncio.Future[R], room: str, owner: bytes, rid: int, data: bytes
+    ) -> R:
         """The owner's answer, from pub/sub or, if that lost it, from its reply key; `Gone`
         once another process holds the lease (the owner died or left), or after two leases
         without an answer.
@@ -199,7 +225,7 @@ class CommandBus:
             except RedisError:
                 continue  # Redis is away: so is the reply, for now
             if kept is not None:
-                self.resolve(kept)
+                self.resolve(raw_bytes(kept))
             elif holder not in (None, owner):  # (none: it lapsed, or Redis lost it: wait)
                 raise Gone
             elif holder == owner and time.monotonic() > resend:
@@ -207,7 +233,7 @@ class CommandBus:
                 with contextlib.suppress(RedisError):
                     await self._link().forward(command_channel(room), data, None)
 
-    async def _until_done(self, fut: asyncio.Future[Any], timeout: float) -> None:
+    async def _until_done(self, fut: asyncio.Future[R], timeout: float) -> None:
         """Wait for `fut` at most `timeout` seconds, neither cancelling nor wrapping it:
         `asyncio.wait((fut,), timeout=...)` without its set, and on the kept loop
         (docs/contributing.md, "Hot paths")."""
@@ -234,19 +260,9 @@ class CommandBus:
         except msgspec.DecodeError:
             log.warning("dropped a malformed reply: %r", data[:200])
             return
-        pending = self._pending.pop(answer.rid, None)
-        if pending is None or pending[0].done():
-            return
-        fut, cmd = pending
-        if answer.ok:
-            fut.set_result(_decode_result(cmd, answer.result))
-        elif answer.retry:
-            fut.set_exception(Retry())
-        else:
-            err = answer.error or {}
-            cls = errors.by_code(err.get("code", 0)) or errors.InternalError
-            message = err.get("message", "the room's server failed")
-            fut.set_exception(cls(message, rule=err.get("rule")))
+        settle = self._pending.pop(answer.rid, None)
+        if settle is not None:
+            settle(answer)
 
     # --- the owner's side --------------------------------------------------------------
 
@@ -270,7 +286,7 @@ class CommandBus:
             self._served.popitem(last=False)
         rode = False
 
-        def ride(result: Any) -> Reply:
+        def ride(result: object) -> Reply:
             """A command that commits is answered by its commit's script: one round trip."""
             nonlocal rode
             rode = True
@@ -316,13 +332,15 @@ class CommandBus:
                 await asyncio.sleep(backoff.next())
 
 
-def _raw(result: Any) -> msgspec.Raw:
+def _raw(result: object) -> msgspec.Raw:
     return msgspec.Raw(ENCODER.encode(result))
 
 
 def _read_command(room: str, raw: msgspec.Raw) -> Command[Any]:
+    """One of `CommandType`, each with a result type of its own (hence `Any`: what runs
+    it gives back that type, and the answer encodes whatever it is)."""
     try:
-        cmd: Command[Any] = _COMMANDS.decode(raw)
+        cmd: CommandType = _COMMANDS.decode(raw)
     except msgspec.DecodeError as exc:
         log.warning("room %s: a forwarded command I cannot read: %s", room, exc)
         raise errors.UnavailableError(

@@ -12,7 +12,7 @@ sentinels on every connect and drops a connection that answers READONLY; so does
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -25,8 +25,33 @@ from .link import ClusterLink, Link, OnMessage, Signal, StandaloneLink
 from .resp import keepalive_options
 from .urls import RedisUrl
 
+RedisClient = aioredis.Redis | RedisCluster
+"""redis-py's client, for the rare calls: of one Redis (or Sentinel's primary), or of a
+cluster."""
+
+StreamEntries = list[tuple[bytes | str | None, dict[bytes | str, bytes | str] | None]] | None
+"""What redis-py's XRANGE and XREVRANGE give."""
+
 POOL_SIZE = 64
 """redis-py connections per process: the rare calls seldom need more than a few."""
+
+
+class _Timeouts(TypedDict):
+    """redis-py's connection settings for deadlines and keepalive."""
+
+    socket_timeout: float
+    socket_connect_timeout: float
+    socket_keepalive: bool
+    socket_keepalive_options: dict[int, int]
+
+
+class _Pooling(_Timeouts):
+    """redis-py's pool settings (a standalone Redis, Sentinel's primary)."""
+
+    max_connections: int
+    timeout: float
+    retry: RedisRetry
+    health_check_interval: int
 
 
 class BlockingSentinelPool(SentinelConnectionPool, BlockingConnectionPool):
@@ -46,6 +71,19 @@ class SentinelPrimary(aioredis.Redis):
                 await client.aclose()
 
 
+def raw(value: bytes | str) -> bytes:
+    """A value as redis-py gives it: typed `bytes | str` (it cannot know whether a client
+    decodes replies), always bytes here, since no client of ours decodes them."""
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(f"a Redis client decoded a reply: {value!r}")
+
+
+def stream_field(entries: StreamEntries, name: bytes) -> list[bytes]:
+    """The field `name` of each entry of a stream, in order."""
+    return [raw(fields[name]) for _, fields in entries or () if fields is not None]
+
+
 async def connect(
     target: RedisUrl,
     on_message: OnMessage,
@@ -55,11 +93,11 @@ async def connect(
     cluster: bool,
     reply_timeout: float,
     patience: float,
-) -> tuple[Any, Link]:
+) -> tuple[RedisClient, Link]:
     """-> (the redis-py client, the link); with `cluster`, `target` names one node of a
     cluster. `patience`: how long a rare call may wait for a free connection."""
     # Deadlines on redis-py's connections too (the rare calls), and keepalive.
-    timeouts: dict[str, Any] = {
+    timeouts: _Timeouts = {
         "socket_timeout": reply_timeout,
         "socket_connect_timeout": 2 * reply_timeout,
         "socket_keepalive": True,
@@ -72,7 +110,7 @@ async def connect(
     # A connection Redis closed (CLIENT KILL, an idle timeout) is reopened and the command
     # sent again: every write here is idempotent or deduplicated. Callers wait for a free
     # connection rather than fail when many rooms ask at once.
-    pooling: dict[str, Any] = {
+    pooling: _Pooling = {
         "max_connections": POOL_SIZE,
         "timeout": patience,
         "retry": RedisRetry(ExponentialWithJitterBackoff(cap=0.5, base=0.01), 3),

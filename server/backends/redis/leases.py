@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
@@ -28,6 +28,8 @@ from ...hosting.host import RoomHost
 from ...hosting.store import Release, RoomStore
 from ...room import RoomCore
 from .backoff import Backoff
+from .connect import raw as raw_bytes
+from .connect import stream_field
 from .errors import Fenced
 from .keys import (
     HISTORY_WAITING,
@@ -49,6 +51,9 @@ from .relay import EventRelay
 from .scripts import Renewal, RidingReply, release, renew
 from .store import FencedStore
 
+if TYPE_CHECKING:
+    from .connect import RedisClient
+
 log = logging.getLogger("dicehall.redis")
 
 HISTORY_SWEEP_ROUNDS = 20
@@ -65,10 +70,10 @@ class Leases(RoomStore):
         self,
         proc: str,
         link: Callable[[], Link],
-        redis: Callable[[], Any],
+        redis: Callable[[], RedisClient],
         store: FencedStore,
         relay: EventRelay,
-        spawn: Callable[[Coroutine[Any, Any, None]], None],
+        spawn: Callable[[Coroutine[object, None, None]], None],
         *,
         lease_ms: int,
         history: int,
@@ -157,12 +162,16 @@ class Leases(RoomStore):
             await release(self._link(), room, self.proc)
             await redis.hdel(LOBBY, room)
             return False
-        record_log = await redis.get(record_log_key(room)) or b""
-        saved = snapshot.decode(raw)
+        record_log = raw_bytes(await redis.get(record_log_key(room)) or b"")
+        saved = snapshot.decode(raw_bytes(raw))
         core = RoomCore.restore(saved, self.history, record_log, presence=True)
-        batches = await redis.lrange(journal_key(room), 0, -1) if saved.format >= 4 else []
+        batches = (
+            [raw_bytes(b) for b in await redis.lrange(journal_key(room), 0, -1)]
+            if saved.format >= 4
+            else []
+        )
         tail = await redis.xrevrange(log_key(room), "+", "-", count=self.history)
-        logged = [unpack_outgoing(fields[b"m"]) for _, fields in reversed(tail)]
+        logged = [unpack_outgoing(m) for m in reversed(stream_field(tail, b"m"))]
         for out in logged:
             if out.seq <= core.seq:  # (the journal's commands make the rest again)
                 core.log.append(out)
@@ -323,7 +332,7 @@ class Leases(RoomStore):
         A room whose owner lives is its owner's to hand."""
         redis = self._redis()
         for raw in await redis.smembers(HISTORY_WAITING):
-            room = raw.decode()
+            room = raw_bytes(raw).decode()
             if room in self.rooms.actors:
                 continue
             if await redis.get(history_key(room)) == b"stored":

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
@@ -25,7 +25,12 @@ from ...cancelling import cancel_and_wait
 from .backoff import Backoff
 from .pubsub import RespSubscriber
 from .resp import RespClient, Script
+from .resptypes import Arg, Reply
 from .urls import RedisUrl, parse_redis_url
+
+if TYPE_CHECKING:
+    from redis.asyncio.connection import AbstractConnection
+    from redis.commands.core import AsyncScript
 
 POLL = 0.02
 """Seconds the cluster link's reader waits on each node's pub/sub connection in turn."""
@@ -75,11 +80,11 @@ class Link(ABC):
         self.on_up = on_up
 
     @abstractmethod
-    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+    async def script(self, script: Script, keys: list[str], args: list[Arg]) -> Reply:
         """Run a Lua script by its SHA1, loaded again if Redis has forgotten it."""
 
     @abstractmethod
-    async def command(self, *args: Any) -> Any:
+    async def command(self, *args: Arg) -> Reply:
         """Any command on a key (in a cluster, sent to the key's shard)."""
 
     @abstractmethod
@@ -134,10 +139,10 @@ class StandaloneLink(Link):
         self._commands = RespClient(target, reply_timeout=reply_timeout)
         self._sub = RespSubscriber(target, on_message, on_down, on_up, reply_timeout=reply_timeout)
 
-    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+    async def script(self, script: Script, keys: list[str], args: list[Arg]) -> Reply:
         return await self._commands.script(script, keys, args)
 
-    async def command(self, *args: Any) -> Any:
+    async def command(self, *args: Arg) -> Reply:
         return await self._commands.execute(*args)
 
     async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
@@ -145,7 +150,8 @@ class StandaloneLink(Link):
         # (A script touching keys it was not given only works on a standalone Redis.)
         prefix, suffix = lease_key("\0").split("\0")
         found = await self._commands.script(_ORPHANS, [rooms_key], [prefix, suffix])
-        return [room.decode() for room in found]
+        rooms = found if isinstance(found, list) else []
+        return [room.decode() for room in rooms if isinstance(room, bytes)]
 
     async def forward(self, channel: str, data: bytes, unheard: Unheard | None) -> bool | None:
         if unheard is None:
@@ -190,19 +196,21 @@ class ClusterLink(Link):
         super().__init__(on_message, on_down, on_up)
         self.redis = redis
         self._pubsub = redis.pubsub()
-        self._scripts: dict[str, Any] = {}
+        self._scripts: dict[str, AsyncScript] = {}
         self._reader: asyncio.Task[None] | None = None
         self._down = False
         """`on_down` was the last signal given (until `on_up`)."""
 
-    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+    async def script(self, script: Script, keys: list[str], args: list[Arg]) -> Reply:
         runner = self._scripts.get(script.sha)
         if runner is None:
             runner = self._scripts[script.sha] = self.redis.register_script(script.source)
-        return await runner(keys=keys, args=args)
+        reply: Reply = await runner(keys=keys, args=args)
+        return reply
 
-    async def command(self, *args: Any) -> Any:
-        return await self.redis.execute_command(*args)
+    async def command(self, *args: Arg) -> Reply:
+        reply: Reply = await self.redis.execute_command(*args)
+        return reply
 
     async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:
         keys = await self.redis.hkeys(rooms_key)
@@ -249,7 +257,7 @@ class ClusterLink(Link):
             if pubsub.connection is not None:  # registering twice is a no-op
                 pubsub.connection.register_connect_callback(self._reconnected)
 
-    def _reconnected(self, connection: Any) -> None:
+    def _reconnected(self, connection: AbstractConnection) -> None:
         """Called once a connection is back and subscribed again (redis-py resubscribes).
         It was lost first, maybe without the reader seeing an error (redis-py reconnects
         within a read): the owner hears of the loss, then of the return, in that order.

@@ -17,7 +17,8 @@ from typing import Any
 from redis.exceptions import ConnectionError
 
 from .backoff import Backoff
-from .resp import PUSHES, RespClient, log, pack
+from .resp import PUSHES, RespClient, log
+from .resptypes import pack
 from .urls import RedisUrl
 
 
@@ -89,7 +90,7 @@ class RespSubscriber(RespClient):
     def _awaiting(self) -> bool:
         return bool(self._waiters or self._acks)
 
-    def _reply(self, reply: Any) -> None:
+    def _reply(self, reply: Any) -> None:  # (as hiredis parsed it: a push is 3 bytes values)
         if type(reply) is list and reply and reply[0] in PUSHES:
             kind = reply[0]
             if kind == b"message":

@@ -11,15 +11,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
 from ...hub import Hub
 from ...outgoing import Outgoing
+from .connect import stream_field
 from .keys import event_channel, log_key
 from .link import Link
 from .packing import unpack_outgoing
+
+if TYPE_CHECKING:
+    from .connect import RedisClient
 
 
 class EventRelay:
@@ -27,9 +31,9 @@ class EventRelay:
         self,
         hub: Hub,
         link: Callable[[], Link],
-        redis: Callable[[], Any],
+        redis: Callable[[], RedisClient],
         owns: Callable[[str], bool],
-        spawn: Callable[[Coroutine[Any, Any, None]], None],
+        spawn: Callable[[Coroutine[object, None, None]], None],
     ) -> None:
         self.hub = hub
         self._link = link
@@ -154,7 +158,7 @@ class EventRelay:
         upper = "+" if next_seq is None else f"{next_seq - 1}-1"
         with contextlib.suppress(RedisError):
             entries = await self._redis().xrange(log_key(room), f"{last + 1}-0", upper)
-            missed = [unpack_outgoing(f[b"m"]) for _, f in entries]
+            missed = [unpack_outgoing(m) for m in stream_field(entries, b"m")]
             last = self._last_seq.get(room, last)
             missed = [o for o in missed if o.seq > last]
             if missed and room in self.interest:

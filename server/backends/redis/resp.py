@@ -33,20 +33,16 @@ import hashlib
 import logging
 import socket
 from collections import deque
-from collections.abc import Callable
-from typing import Any, cast
 
 import hiredis
 from redis.exceptions import ConnectionError, ResponseError
 
+from .resptypes import Arg, Reply, pack
 from .sentinel import Sentinels
 from .urls import RedisUrl, parse_redis_url
 
 log = logging.getLogger("dicehall.redis")
 
-pack = cast(Callable[[tuple[Any, ...]], bytes], hiredis.pack_command)
-"""A command in RESP. (hiredis's stub types the command as a one-element tuple; any
-number of parts is meant.)"""
 
 PUSHES = frozenset((b"message", b"subscribe", b"unsubscribe"))
 """Replies a subscribed connection gets that no command of ours waits for in order."""
@@ -116,7 +112,7 @@ class RespClient(asyncio.Protocol):
         self._ready = False
         """Connected and set up (AUTH, SELECT): before that only `_open` may send."""
         self._reader = self._new_reader()
-        self._waiters: deque[asyncio.Future[Any]] = deque()
+        self._waiters: deque[asyncio.Future[Reply]] = deque()
         self._out: list[bytes] = []
         self._connecting: asyncio.Future[None] | None = None
         self._closed = False
@@ -125,12 +121,12 @@ class RespClient(asyncio.Protocol):
         since an ACL or a Redis-like server may refuse it."""
 
     @staticmethod
-    def _new_reader() -> Any:
+    def _new_reader() -> hiredis.Reader:
         return hiredis.Reader(replyError=ResponseError)
 
     # --- commands -------------------------------------------------------------------------
 
-    async def execute(self, *args: Any) -> Any:
+    async def execute(self, *args: Arg) -> Reply:
         """Send one command (with whatever else this turn of the loop sends) and await its
         reply; a server error reply raises `ResponseError`, a lost connection
         `ConnectionError`."""
@@ -138,7 +134,7 @@ class RespClient(asyncio.Protocol):
             await self._connect()
         return await self._send(pack(args))
 
-    async def send(self, *args: Any) -> None:
+    async def send(self, *args: Arg) -> None:
         """Send one command and have Redis skip its reply (CLIENT REPLY SKIP), so that no
         reply wakes this process for it. Nothing tells whether it ran: only for what the
         protocol sends again when it goes missing. (Where replies cannot be skipped, the
@@ -156,7 +152,7 @@ class RespClient(asyncio.Protocol):
         """A round trip: raises `ConnectionError` if Redis does not answer in time."""
         await self.execute("PING")
 
-    async def script(self, script: Script, keys: list[Any], args: list[Any]) -> Any:
+    async def script(self, script: Script, keys: list[str], args: list[Arg]) -> Reply:
         try:
             return await self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
         except ResponseError as exc:
@@ -164,7 +160,7 @@ class RespClient(asyncio.Protocol):
                 raise
         return await self.execute("EVAL", script.source, len(keys), *keys, *args)
 
-    def _send(self, command: bytes) -> asyncio.Future[Any]:
+    def _send(self, command: bytes) -> asyncio.Future[Reply]:
         if self._transport is None:
             raise ConnectionError("not connected to Redis")
         fut = self._loop.create_future()
@@ -245,8 +241,10 @@ class RespClient(asyncio.Protocol):
             role = await self._send(pack(("ROLE",)))
         except ResponseError:
             return
-        if role[0] != b"master":
-            raise ConnectionError(f"the node Sentinel named is a {role[0].decode()} now")
+        kind = role[0] if isinstance(role, list) and role else role
+        if kind != b"master":
+            name = kind.decode() if isinstance(kind, bytes) else repr(kind)
+            raise ConnectionError(f"the node Sentinel named is a {name} now")
 
     async def _opened(self) -> None:
         """Hook: more set-up on a fresh connection (a subscriber subscribes again)."""
@@ -292,7 +290,7 @@ class RespClient(asyncio.Protocol):
             if self._transport is None:
                 return  # given up (see `_reply`): what follows matches nothing
 
-    def _reply(self, reply: Any) -> None:
+    def _reply(self, reply: Reply | ResponseError) -> None:
         if type(reply) is ResponseError and self._gives_up(reply):
             return
         fut = self._waiters.popleft()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
@@ -25,6 +24,7 @@ from .keys import (
 )
 from .link import Link
 from .resp import Script
+from .resptypes import Arg, Reply
 
 
 class Renewal(enum.StrEnum):
@@ -176,7 +176,7 @@ class CommitArgs:
     """The commands run since the last commit (server/journal.py), when no snapshot."""
 
 
-def _word(raw: Any) -> str:
+def _word(raw: Reply) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
@@ -186,7 +186,7 @@ async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
     reply = args.reply
     if reply is not None:
         keys.append(reply.key)
-    argv: list[Any] = [
+    argv: list[Arg] = [
         args.owner,
         args.lease_ms,
         args.history,

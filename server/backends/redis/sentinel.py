@@ -14,16 +14,12 @@ sentinel costs that much, then the next is asked. The sentinels are asked in pla
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any, cast
 
 import hiredis
 from redis.exceptions import ConnectionError, RedisError, ResponseError
 
+from .resptypes import Arg, Reply, pack
 from .urls import RedisUrl
-
-_pack = cast(Callable[[tuple[Any, ...]], bytes], hiredis.pack_command)
-"""(As in resp.py, which imports this module.)"""
 
 
 class Sentinels:
@@ -63,13 +59,13 @@ class Sentinels:
     async def _ask(self, host: str, port: int) -> tuple[str, int] | None:
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            commands: list[tuple[Any, ...]] = []
+            commands: list[tuple[Arg, ...]] = []
             if self._auth:
                 commands.append(("AUTH", *self._auth))
             commands.append(("SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.service))
-            writer.write(b"".join(_pack(c) for c in commands))
+            writer.write(b"".join(pack(c) for c in commands))
             parser = hiredis.Reader(replyError=ResponseError)
-            replies: list[Any] = []
+            replies: list[Reply | ResponseError] = []
             while len(replies) < len(commands):
                 data = await reader.read(65536)
                 if not data:
@@ -85,4 +81,7 @@ class Sentinels:
         answer = replies[-1]
         if not answer:
             return None
-        return answer[0].decode(), int(answer[1])
+        match answer:
+            case [bytes(name), bytes(number)]:
+                return name.decode(), int(number)
+        raise ResponseError(f"not an address: {answer!r}")

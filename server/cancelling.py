@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 log = logging.getLogger("dicehall.server")
 
@@ -36,7 +35,7 @@ STOP_SECONDS = 10.0
 
 
 async def cancel_and_wait(
-    tasks: Iterable[asyncio.Task[Any]], timeout: float = STOP_SECONDS
+    tasks: Iterable[asyncio.Task[object]], timeout: float = STOP_SECONDS
 ) -> None:
     """Cancel `tasks` until each has ended, for at most `timeout` seconds. An exception a
     task ended with (other than its cancellation) is logged, not raised: a stop goes on

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import ipaddress
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, cast
+from typing import ClassVar, cast
 
 import httptools
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -200,7 +200,7 @@ class GatedHttp(asyncio.Protocol):
         self,
         config: Config,
         server_state: ServerState,
-        app_state: dict[str, Any] | None = None,
+        app_state: dict[str, object] | None = None,
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         # (uvicorn passes `_loop` to the protocol it builds: handed on as it came)

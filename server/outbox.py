@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any
 
 from dicehall.protocol.codec import MSGPACK, Frame
 from dicehall.protocol.subprotocols import Encoding
@@ -110,7 +109,7 @@ class Outbox:
             self._writer = self._loop.create_task(self._write_loop(self._wake))
         self._wake.set()
 
-    def _write_loop(self, wake: asyncio.Event) -> Coroutine[Any, Any, None]:
+    def _write_loop(self, wake: asyncio.Event) -> Coroutine[object, None, None]:
         """The writer task's coroutine (server/writer.py's, handed in)."""
         raise NotImplementedError
 
@@ -125,7 +124,7 @@ class AsgiOutbox(Outbox):
         close: CloseSocket,
         encoding: Encoding,
         latency: LatencyHistogram | None,
-        write_loop: Callable[[AsgiOutbox, asyncio.Event], Coroutine[Any, Any, None]],
+        write_loop: Callable[[AsgiOutbox, asyncio.Event], Coroutine[object, None, None]],
     ) -> None:
         super().__init__(encoding, latency)
         self.send = send
@@ -147,7 +146,7 @@ class AsgiOutbox(Outbox):
             self.backlog -= len(frame)
         return frame, produced
 
-    def _write_loop(self, wake: asyncio.Event) -> Coroutine[Any, Any, None]:
+    def _write_loop(self, wake: asyncio.Event) -> Coroutine[object, None, None]:
         return self._loop_of(self, wake)
 
 
@@ -162,7 +161,7 @@ class SocketOutbox(Outbox):
         latency: LatencyHistogram | None,
         flusher: Flusher,
         wires: WireCache,
-        write_loop: Callable[[SocketOutbox, asyncio.Event], Coroutine[Any, Any, None]],
+        write_loop: Callable[[SocketOutbox, asyncio.Event], Coroutine[object, None, None]],
     ) -> None:
         super().__init__(encoding, latency)
         self.socket = socket
@@ -266,7 +265,7 @@ class SocketOutbox(Outbox):
             now = time.monotonic()
             latency.observe_each([now - produced for _, produced in queue if produced])
 
-    def _write_loop(self, wake: asyncio.Event) -> Coroutine[Any, Any, None]:
+    def _write_loop(self, wake: asyncio.Event) -> Coroutine[object, None, None]:
         return self._loop_of(self, wake)
 
 

@@ -17,22 +17,24 @@ import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from dicehall.protocol.limits import Limits
 
+T = TypeVar("T")
+
 
 def setting(
-    default: Any,
+    default: T,
     help: str,
     *,
     flag: str | None = None,
     env: str | None = None,
     metavar: str | None = None,
     choices: tuple[str, ...] | None = None,
-) -> Any:
+) -> T:
     """A `Config` field with what the command line and the docs say of it. A field with
     neither flag nor variable is fixed in the code (listed in the docs all the same)."""
     return field(
@@ -333,7 +335,7 @@ class Config:
         variable of the same name meant for something else (Kubernetes sets
         `DICEHALL_PORT=tcp://...` for a Service named `dicehall`)."""
         environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {}  # (a value of each field's own type)
         for f, kind in _settings():
             env, flag = f.metadata["env"], f.metadata["flag"]
             if flag and args is not None and getattr(args, f.name, None) is not None:
@@ -343,7 +345,7 @@ class Config:
         return cls(**values)
 
 
-def _settings() -> Iterator[tuple[dataclasses.Field[Any], type]]:
+def _settings() -> Iterator[tuple[dataclasses.Field[object], type]]:
     """Each field with its value type (`str | None` gives str)."""
     hints = typing.get_type_hints(Config)
     for f in dataclasses.fields(Config):
@@ -357,7 +359,7 @@ class SettingError(ValueError):
     """An environment variable with a value its setting cannot take."""
 
 
-def parse(kind: type, text: str, name: str) -> Any:
+def parse(kind: type, text: str, name: str) -> object:
     if kind is bool:
         if text.lower() in ("1", "true", "yes", "on"):
             return True
@@ -396,7 +398,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
 
 
-def _shown(default: Any) -> str:
+def _shown(default: object) -> str:
     if default is None:
         return "unset"
     return str(default).lower() if isinstance(default, bool) else str(default)

@@ -11,8 +11,11 @@ extension is absent and the endpoint uses plain ASGI messages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from starlette.types import Scope
 
 SOCKET_EXTENSION = "dicehall.socket"
 """Scope extension that carries the connection's `FrameSocket` (key "socket")."""
@@ -78,7 +81,7 @@ class FrameSocket(Protocol):
         at the door (server/gate.py)."""
 
 
-def socket_of(scope: Mapping[str, Any]) -> FrameSocket | None:
+def socket_of(scope: Scope) -> FrameSocket | None:
     """The scope's `FrameSocket`, when the server is `WebSocketProtocol`."""
     extension = (scope.get("extensions") or {}).get(SOCKET_EXTENSION)
     if extension is None:

@@ -10,20 +10,23 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import unquote
 
+from starlette import types
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 log = logging.getLogger("dicehall.websocket")
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+App = types.ASGIApp
+Scope = types.Scope
+Message = types.Message
+Receive = types.Receive
+Send = types.Send
+"""The ASGI names, as Starlette spells them (its public `starlette.types`)."""
 
 
 class ConnectionClosed(OSError):
@@ -40,9 +43,9 @@ def scope_for(
     request: Request,
     transport: asyncio.Transport,
     root_path: str,
-    app_state: dict[str, Any],
-    extensions: dict[str, Any],
-) -> dict[str, Any]:
+    app_state: dict[str, object],
+    extensions: Mapping[str, object],
+) -> Scope:
     """The ASGI `websocket` scope of a handshake request."""
     raw_path, _, query = request.path.partition("?")
     subprotocols = [
@@ -114,13 +117,13 @@ class AppRunner:
         self.answered = False
         """A handshake response went out (101 or not)."""
 
-    def start(self, scope: dict[str, Any], response: Response) -> None:
+    def start(self, scope: Scope, response: Response) -> None:
         self._response = response
         task = asyncio.get_running_loop().create_task(self._run(scope))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, scope: dict[str, Any]) -> None:
+    async def _run(self, scope: Scope) -> None:
         socket = self._socket
         try:
             await self._app(scope, self.receive, self.send)

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from uvicorn import Config
 from uvicorn.server import ServerState
@@ -37,6 +37,9 @@ from dicehall.protocol.wsframes import PING, FrameReader, frames, pack_header, t
 from . import CLOSE_TIMEOUT, SOCKET_EXTENSION
 from .asgi import AppRunner, scope_for
 from .keepalive import Keepalive
+
+if TYPE_CHECKING:
+    from websockets.extensions import ServerExtensionFactory
 
 log = logging.getLogger("dicehall.websocket")
 
@@ -65,7 +68,7 @@ class WebSocketProtocol(asyncio.Protocol):
     endpoint's `FrameSocket`."""
 
     def __init__(
-        self, config: Config, server_state: ServerState, app_state: dict[str, Any] | None = None
+        self, config: Config, server_state: ServerState, app_state: dict[str, object] | None = None
     ) -> None:
         if not config.loaded:
             config.load()
@@ -412,7 +415,7 @@ class WebSocketProtocol(asyncio.Protocol):
             self._after_forward()
 
 
-def _deflate() -> list[Any]:
+def _deflate() -> list[ServerExtensionFactory]:
     from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 
     return [

@@ -47,7 +47,7 @@ from .connect import raw as raw_bytes
 from .errors import Gone, Retry
 from .keys import command_channel, lease_key, reply_channel, reply_key, snap_key
 from .link import Link, Unheard
-from .packing import ANSWER, ENCODER, FORWARDED, Answer
+from .packing import ANSWER, ENCODER, FORWARDED, Answer, AnswerError
 
 if TYPE_CHECKING:
     from .connect import RedisClient
@@ -304,7 +304,7 @@ class CommandBus:
         except Retry:
             answer = Answer(rid=rid, ok=False, retry=True)  # not run here: ask again
         except errors.ProtocolError as exc:
-            error = {"code": exc.code, "message": exc.message, "rule": exc.rule}
+            error: AnswerError = {"code": exc.code, "message": exc.message, "rule": exc.rule}
             answer = Answer(rid=rid, ok=False, error=error)
         except Exception as exc:
             log.exception("forwarded command failed")

@@ -6,7 +6,7 @@ process that receives them sends the same bytes on without encoding them again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import msgspec
 
@@ -46,6 +46,14 @@ class Forwarded(msgspec.Struct):
     cmd: msgspec.Raw
 
 
+class AnswerError(TypedDict, total=False):
+    """A forwarded command's error, as the owner answers it (a `ProtocolError`)."""
+
+    code: int
+    message: str
+    rule: str | None
+
+
 class Answer(msgspec.Struct, omit_defaults=True):
     """The owner's answer to a forwarded command: a result, `retry`, or an error."""
 
@@ -53,7 +61,7 @@ class Answer(msgspec.Struct, omit_defaults=True):
     ok: bool
     result: msgspec.Raw = msgspec.Raw(b"\xc0")
     retry: bool = False
-    error: dict[str, Any] | None = None
+    error: AnswerError | None = None
 
 
 PACKED = msgspec.msgpack.Decoder(Packed)

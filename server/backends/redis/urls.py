@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ...settings import SettingError
@@ -46,6 +46,17 @@ SENTINEL_PARAMETERS = ("sentinel_username", "sentinel_password")
 
 class RedisUrlError(SettingError):
     """A `--redis` URL that cannot work; the message names the part at fault."""
+
+
+class SslKwargs(TypedDict, total=False):
+    """redis-py's TLS connection arguments (`Tls.redis_kwargs`)."""
+
+    ssl: bool
+    ssl_cert_reqs: str
+    ssl_check_hostname: bool
+    ssl_ca_certs: str
+    ssl_certfile: str
+    ssl_keyfile: str
 
 
 @dataclass(frozen=True)
@@ -85,17 +96,19 @@ class Tls:
             raise RedisUrlError(f"{what}: not a usable certificate or key ({exc})") from None
         return context
 
-    def redis_kwargs(self) -> dict[str, Any]:
+    def redis_kwargs(self) -> SslKwargs:
         """The same settings as redis-py connection arguments (for a Sentinel's primary)."""
-        kwargs: dict[str, Any] = {
+        kwargs: SslKwargs = {
             "ssl": True,
             "ssl_cert_reqs": self.cert_reqs,
             "ssl_check_hostname": self.check_hostname,
         }
-        for name in ("ca_certs", "certfile", "keyfile"):
-            value = getattr(self, name)
-            if value is not None:
-                kwargs[f"ssl_{name}"] = value
+        if self.ca_certs is not None:
+            kwargs["ssl_ca_certs"] = self.ca_certs
+        if self.certfile is not None:
+            kwargs["ssl_certfile"] = self.certfile
+        if self.keyfile is not None:
+            kwargs["ssl_keyfile"] = self.keyfile
         return kwargs
 
 
@@ -136,6 +149,24 @@ class RedisUrl:
         return _auth(self.sentinel_username, self.sentinel_password)
 
 
+class _Fields(TypedDict, total=False):
+    """`RedisUrl`'s arguments, as the parser finds them."""
+
+    url: str
+    host: str
+    port: int
+    path: str | None
+    db: int
+    username: str | None
+    password: str | None
+    tls: Tls | None
+    sentinels: tuple[tuple[str, int], ...]
+    service: str | None
+    sentinel_username: str | None
+    sentinel_password: str | None
+    ssl_context: ssl.SSLContext | None
+
+
 def _auth(username: str | None, password: str | None) -> list[str]:
     if password is None:
         return []
@@ -167,7 +198,7 @@ def parse_redis_url(url: str, cluster: bool = False) -> RedisUrl:
     username, password = _userinfo(userinfo)
     db = _db(query.pop("db", None), "?db=") if "db" in query else None
     sentinel = scheme.endswith("+sentinel")
-    fields: dict[str, Any] = {"url": url, "username": username, "password": password}
+    fields: _Fields = {"url": url, "username": username, "password": password}
     if scheme == "unix":
         if not parts.path:
             raise RedisUrlError("a unix:// Redis URL names its socket: unix:///path/to/socket")

@@ -16,12 +16,13 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
 from dicehall.rules import all_games
 
+from ..jsonvalue import JsonObject
 from ..params import GAME_ID, PLAYER_ID, Params, cursor, identifier, number
 from .replays import NoReplay, ReplaysBusy, ReplayStep
 from .store import HistoryStore, PlayedSeat, Standing, StoredGame
@@ -63,12 +64,12 @@ class Query:
 T = TypeVar("T")
 Answer = Callable[["HistoryService", Query], Awaitable[T]]
 
-_letting_go: set[asyncio.Future[Any]] = set()
+_letting_go: set[asyncio.Task[object]] = set()
 """Reads given up at their deadline, still letting go of their connection (SQLAlchemy
 closes a connection it drops politely, for up to 2 s more): held here until they end."""
 
 
-def _let_go(read: asyncio.Future[Any]) -> None:
+def _let_go(read: asyncio.Task[object]) -> None:
     _letting_go.discard(read)
     if not read.cancelled():
         read.exception()  # (retrieved: how a read given up on ended is no news)
@@ -220,7 +221,7 @@ async def replay_step(history: HistoryService, query: Query) -> ReplayStep:
         raise ApiError(500, f"the stored record does not replay: {exc}") from None
 
 
-def schema() -> dict[str, Any]:
+def schema() -> JsonObject:
     """The JSON Schema of every answer (msgspec's, from these classes)."""
     kinds = (Ladders, PlayerGames, PlayerInfo, Leaderboard, StoredGame, ReplayStep)
     _, components = msgspec.json.schema_components(kinds, ref_template="#/$defs/{name}")

@@ -11,13 +11,13 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
 from dicehall.rules import get_game
 
 from ..identity import house_player
+from ..jsonvalue import JsonObject
 from .paths import default_db
 from .ratings import ladder_of
 from .store import FinishedGame, HistoryStore, SeatResult
@@ -27,8 +27,8 @@ async def rate_offline(
     db: str | None,
     game: str,
     preset: str | None,
-    played: Sequence[tuple[list[str], list[int], dict[str, Any]]],
-) -> dict[str, Any]:
+    played: Sequence[tuple[list[str], list[int], dict[str, object]]],
+) -> JsonObject:
     """Store `played` ((bot kinds by seat, scores, record) per game) in `db` (default: the
     server's default database) and return the ladder with each bot's standing on it."""
     rules = get_game(game)
@@ -40,7 +40,9 @@ async def rate_offline(
     store = await HistoryStore.open(db or default_db())
     try:
         for k, (lineup, scores, record) in enumerate(played):
-            names: list[str] = record["seats"]
+            names = record["seats"]
+            if not isinstance(names, list):
+                raise ValueError(f"game {k}: its record names no seats")
             seats = [
                 SeatResult(seat=i, name=names[i], player=house_player(kind), score=scores[i])
                 for i, kind in enumerate(lineup)

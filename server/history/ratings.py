@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from openskill.models import PlackettLuce
 
@@ -40,9 +39,9 @@ NEW = Rating(MODEL.mu, MODEL.sigma)
 
 def ladder_of(
     game: str,
-    options: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    presets: Mapping[str, Mapping[str, Any]],
+    options: Mapping[str, object],
+    defaults: Mapping[str, object],
+    presets: Mapping[str, Mapping[str, object]],
 ) -> str | None:
     """The ladder a game's result counts on: the game's name under its default options,
     `game:preset` under a preset's rules (e.g. `qwixx:official`), None under any other

@@ -34,6 +34,8 @@ import msgspec
 from dicehall.rules.errors import RulesError
 from dicehall.rules.records import replay
 
+from ..jsonvalue import JsonObject
+
 CACHE = 256
 """Replay steps kept (a 2-seat Yamb step is about 10 KB: a few megabytes at most)."""
 WAITING = 8
@@ -47,7 +49,7 @@ class ReplayStep(msgspec.Struct, frozen=True):
     step: int
     steps: int
     """The length of the record's log: `step` runs from 0 (the start) to it (the end)."""
-    entry: dict[str, Any] | None
+    entry: dict[str, Any] | None  # (Any, not object: the API's schema says "an object")
     """The log entry that led here (docs/records.md, "--json"), None at step 0."""
     over: bool
     names: list[str]
@@ -66,11 +68,13 @@ class NoReplay(Exception):
     """The stored record does not replay (one stored by another version): why."""
 
 
-def compute(game_id: str, record: dict[str, Any], at: int) -> ReplayStep | str:
+def compute(game_id: str, record: JsonObject, at: int) -> ReplayStep | str:
     """The game after its first `at` entries; a string says why the record does not replay
     (a string, because the rules' exceptions do not all survive the trip between
     processes). Runs in the worker process."""
-    log: list[Any] = record.get("log", [])
+    log = record.get("log", [])
+    if not isinstance(log, list):
+        return "its log is not a list"
     partial = {k: v for k, v in record.items() if k != "result"}
     partial["log"] = log[:at]
     try:
@@ -129,7 +133,7 @@ class Replays:
             self.answers["kept"] += 1
         return kept
 
-    async def step(self, game_id: str, record: dict[str, Any], at: int) -> ReplayStep:
+    async def step(self, game_id: str, record: JsonObject, at: int) -> ReplayStep:
         """Game `game_id` (its `record`) after `at` entries; raises `ReplaysBusy` and
         `NoReplay`."""
         key = (game_id, at)

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -27,11 +27,15 @@ from .finished import finished_game
 from .outbox import SpoolOutbox
 from .replays import Replays
 from .store import HistoryStore
+from .writer import Report
 
 if TYPE_CHECKING:
     from dicehall.server.room import RoomCore
 
 log = logging.getLogger("dicehall.history")
+
+_REPORTS = msgspec.json.Decoder(Report)
+"""The writer's reports, a line each (a line that is none is logged as it is)."""
 
 RESTART = (0.5, 30.0)
 """The pause before starting a writer that exited on its own (doubling up to the second)."""
@@ -135,13 +139,13 @@ class HistoryService(Collector):
         assert proc.stdout is not None
         while line := await proc.stdout.readline():
             try:
-                report: dict[str, Any] = msgspec.json.decode(line)
+                report = _REPORTS.decode(line)
             except msgspec.DecodeError:
                 log.warning("history writer said: %r", line[:200])
                 continue
             self._note(report)
 
-    def _note(self, report: dict[str, Any]) -> None:
+    def _note(self, report: Report) -> None:
         if report.get("ready"):
             self.writer_up = True
             self.last_error = None

@@ -12,15 +12,17 @@ from __future__ import annotations
 import math
 import secrets as random
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
-from sqlalchemy import Row, and_, bindparam, event, func, or_, select, update
+from sqlalchemy import Row, Table, and_, bindparam, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from ..jsonvalue import JsonObject
 from . import migrate
 from .paths import data_dir, private_file, private_folder, tighten
 from .ratings import NEW, Rating, places, rate_game, shared
@@ -65,7 +67,8 @@ class FinishedGame(msgspec.Struct, frozen=True):
     nobody still when a person holds two seats (ratings.shared)."""
     finished_at: int
     """Unix milliseconds."""
-    record: dict[str, Any]
+    record: dict[str, object]
+    """The game record (JSON), passed through as the room made it."""
     seats: list[SeatResult]
     public: bool = True
     """The room was public; a private room's game is listed only to its own players
@@ -111,7 +114,7 @@ class StoredGame(msgspec.Struct, frozen=True):
     ladder: str | None
     finished_at: int
     seats: list[PlayedSeat]
-    record: dict[str, Any]
+    record: dict[str, Any]  # (Any: the API's schema says "an object", which object cannot)
 
 
 def engine_url(url: str) -> str:
@@ -175,7 +178,7 @@ def _sqlite_settings(engine: AsyncEngine) -> None:
     reaching the database."""
 
     @event.listens_for(engine.sync_engine, "connect")
-    def connect(dbapi_connection: Any, record: Any) -> None:
+    def connect(dbapi_connection: _SqliteConnection, record: object) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         for pragma in (
@@ -188,15 +191,32 @@ def _sqlite_settings(engine: AsyncEngine) -> None:
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
-    def begin(conn: Any) -> None:
+    def begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+_Insert = Callable[[Table], sqlite.Insert] | Callable[[Table], postgresql.Insert]
+"""The dialect's INSERT, which has its ON CONFLICT clauses."""
+
+
+class _Cursor(Protocol):
+    def execute(self, sql: str, /) -> object: ...
+    def close(self) -> None: ...
+
+
+class _SqliteConnection(Protocol):
+    """What the store sets up on a new SQLite connection (the driver's DB-API one)."""
+
+    isolation_level: str | None
+
+    def cursor(self) -> _Cursor: ...
 
 
 class _Writes:
     """The write statements, built once per store (for its dialect's upsert): SQLAlchemy
     then only binds each call's values (a statement built per call cost most of a save)."""
 
-    def __init__(self, insert: Any) -> None:
+    def __init__(self, insert: _Insert) -> None:
         self.add_game = insert(games).on_conflict_do_nothing(index_elements=["id"])
         upsert = insert(players)
         self.remember = upsert.on_conflict_do_update(
@@ -243,7 +263,7 @@ class HistoryStore:
                 _private_sqlite(Path(parsed.database))
             self.engine = create_async_engine(self.url)
             _sqlite_settings(self.engine)
-            self._insert: Any = sqlite.insert
+            self._insert: _Insert = sqlite.insert
         else:
             parsed, deadlines = _deadlines(parsed)
             self.command_seconds = deadlines["command_timeout"]
@@ -367,14 +387,14 @@ class HistoryStore:
 
     # --- reading ---------------------------------------------------------------------------
 
-    async def record(self, game_id: str) -> dict[str, Any] | None:
+    async def record(self, game_id: str) -> JsonObject | None:
         async with self.engine.connect() as conn:
             packed: bytes | None = (
                 await conn.execute(select(games.c.record).where(games.c.id == game_id))
             ).scalar_one_or_none()
         if packed is None:
             return None
-        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(packed))
+        record: JsonObject = msgspec.json.decode(zlib.decompress(packed))
         return record
 
     async def game(self, game_id: str) -> StoredGame | None:
@@ -390,7 +410,7 @@ class HistoryStore:
         if not rows:
             return None
         first = rows[0]
-        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(first.record))
+        record: JsonObject = msgspec.json.decode(zlib.decompress(first.record))
         seats = [_played(row) for row in rows]
         return StoredGame(game_id, first.game, first.ladder, first.finished_at, seats, record)
 
@@ -479,7 +499,7 @@ class HistoryStore:
         return n_games, n_players
 
 
-def _played(row: Row[Any]) -> PlayedSeat:
+def _played(row: Row[tuple[object, ...]]) -> PlayedSeat:
     return PlayedSeat(
         game_id=row.game_id,
         game=row.game,

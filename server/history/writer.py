@@ -26,7 +26,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 import msgspec
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
@@ -48,7 +48,19 @@ BACKOFF = (0.2, 10.0)
 """The pause after a failed attempt (doubling from the first to the second)."""
 
 
-def report(**fields: Any) -> None:
+class Report(TypedDict, total=False):
+    """A line the writer says on stdout (above), as the server reads it."""
+
+    ready: bool
+    saved: str
+    new: bool
+    seconds: float
+    failed: str
+    rejected: str
+    why: str
+
+
+def report(**fields: Unpack[Report]) -> None:
     sys.stdout.write(msgspec.json.encode(fields).decode() + "\n")
     sys.stdout.flush()
 

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
@@ -43,7 +42,7 @@ class HouseBot:
         self._ids = 0
         self._inbox: asyncio.Queue[RoomMessage] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
-        self._replies: dict[int, Any] = {}
+        self._replies: dict[int, msgspec.Struct | errors.ProtocolError] = {}
         self.errors = 0
 
     def start(self) -> None:
@@ -78,7 +77,7 @@ class HouseBot:
 
     # --- playing ------------------------------------------------------------------------------
 
-    async def _request(self, request: requests.Request) -> Any:
+    async def _request(self, request: requests.Request) -> msgspec.Struct:
         await self.session.handle(request)
         await asyncio.sleep(0)  # an idle room answers without suspending: let others run
         result = self._replies.pop(request.id)
@@ -108,11 +107,11 @@ class HouseBot:
         """Act until this seat's part of the window is done (Yamb turns take several actions)."""
         while True:
             try:
-                legal: LegalResult = await self._request(
-                    requests.Legal(id=self._next_id(), room=self.room_id)
-                )
+                legal = await self._request(requests.Legal(id=self._next_id(), room=self.room_id))
             except (errors.NotStartedError, errors.GameOverError):
                 return
+            if type(legal) is not LegalResult:  # (the session answers `legal` with one)
+                raise errors.InternalError(f"`legal` answered with {type(legal).__name__}")
             if window is None:
                 window = legal.window
             if legal.window != window or window is None or not legal.actions:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
 from dicehall.protocol.codec import MSGPACK
 from dicehall.protocol.messages.server import RoomMessage
 
+from .jsonvalue import JsonObject
 from .outgoing import MSGPACK_ENCODER, ROOM_MESSAGE_DECODER, Outgoing
 
 LOG_BLOCK = 32
@@ -213,14 +214,14 @@ class RecordLog:
         self.data = bytearray(data)
         self.count = count
 
-    def append(self, entry: Mapping[str, Any]) -> None:
+    def append(self, entry: Mapping[str, object]) -> None:
         self.data += _RECORD_ENCODER.encode(entry)
         self.count += 1
 
-    def entries(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[JsonObject]:
         # packed entries behind an array header are one MessagePack array
         head = struct.pack(">BI", 0xDD, self.count)
-        entries: list[dict[str, Any]] = _RECORD_DECODER.decode(head + self.data)
+        entries: list[JsonObject] = _RECORD_DECODER.decode(head + self.data)
         return entries
 
     def __len__(self) -> int:

@@ -44,7 +44,7 @@ class SavedRoom(msgspec.Struct, kw_only=True, omit_defaults=True):
     format: int
     id: str
     game: str
-    options: dict[str, Any]
+    options: dict[str, object]
     turn_window: int
     public: bool
     name: str
@@ -54,7 +54,7 @@ class SavedRoom(msgspec.Struct, kw_only=True, omit_defaults=True):
     status: Status
     seed: str
     """Hex; revealed only with the game's end, never sent to a client before."""
-    state: dict[str, Any] | None
+    state: dict[str, object] | None
     seq: int
     window: int | None
     deadline: float | None

@@ -85,7 +85,7 @@ class Link(ABC):
 
     @abstractmethod
     async def command(self, *args: Arg) -> Reply:
-        """Any command on a key (in a cluster, sent to the key's shard)."""
+        """One command on a key (in a cluster, sent to the key's shard)."""
 
     @abstractmethod
     async def orphans(self, rooms_key: str, lease_key: Callable[[str], str]) -> list[str]:

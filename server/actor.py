@@ -11,8 +11,11 @@ before its commit is an answer a shared window keeps back, which shows nothing
 kept in the core: the timer is only a reminder, re-armed whenever the core's deadline
 changes.
 
-Compiled (server/compiled.py): every request to a room passes here. Its waiting (the
-room's task, a commit that must be awaited, stopping) is in server/room_task.py.
+Compiled (server/compiled.py): every request to a room passes here, and every command meets
+its room in `execute`. Its waiting (the room's task, a commit that must be awaited,
+stopping) is in server/room_task.py, which imports this module and is handed to each
+actor as `run`: a compiled module holds no coroutine and imports none of those modules
+(docs/contributing.md, "Hot paths").
 """
 
 from __future__ import annotations
@@ -25,14 +28,151 @@ from typing import Any
 
 from dicehall.protocol.errors import ProtocolError
 
-from .commands import ActCmd, AddBotsCmd, Command, ExpireCmd, R
-from .execute import execute
-from .hosting.batch import Commit, CommitBatch, Queued, Ran, Rider
-from .journal import Entry, kept
+from .commands import (
+    ActCmd,
+    AddBotsCmd,
+    ChatCmd,
+    Command,
+    ExpireCmd,
+    JoinCmd,
+    LeaveCmd,
+    LegalCmd,
+    PresenceCmd,
+    R,
+    ReopenCmd,
+    ResignCmd,
+    StartCmd,
+    Sync,
+    SyncCmd,
+    TokenCmd,
+    WatchCmd,
+)
+from .outgoing import Outgoing
 from .room import RoomCore
-from .room_task import run_room, stop_room
 
 log = logging.getLogger("dicehall.room")
+
+Entry = tuple[Command[Any], float]
+"""A command and the unix time at which the room ran it (server/journal.py)."""
+
+
+def kept(cmd: Command[Any]) -> bool:
+    """The command may change the room (a read never does; a token that holds gives the
+    seat its new holder's player and `legal` wish)."""
+    if type(cmd) is LegalCmd:  # (not isinstance: docs/contributing.md, "Hot paths")
+        return False
+    return not (type(cmd) is SyncCmd and cmd.watch == 0)
+
+
+def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Outgoing]]:
+    """Run one command; protocol errors propagate and leave the room unchanged."""
+    match cmd:
+        case ActCmd(seat=seat, action=action, window=window):
+            taken_in = core.window_id
+            out = core.act(seat, action, window, now)
+            return (taken_in, core.owes(seat, taken_in)), out
+        case LegalCmd(seat=seat, view=view):
+            return core.legal(seat, view), []
+        case ExpireCmd():
+            return None, core.expire(now)
+        case JoinCmd(name=name, seat=seat, nonce=nonce, host_key=key, player=player, legal=legal):
+            return core.join(name, seat, nonce, now, key, player, legal)
+        case LeaveCmd(seat=seat):
+            return None, core.leave(seat, now)
+        case StartCmd(host_key=key, seat=seat):
+            core.may_host(key, seat)
+            out = core.start(now)
+            assert core.state is not None
+            return core.state.commitment(), out
+        case AddBotsCmd(kind=kind, count=count, host_key=key, seat=seat):
+            core.may_host(key, seat)
+            return core.add_bots(kind, count, now)
+        case ChatCmd(seat=seat, sender=sender, text=text):
+            out = core.chat(seat, sender, text)
+            return out[0].seq, out
+        case SyncCmd(seat=seat, last_seq=last_seq, watch=watch):
+            core.spectate(watch)
+            messages = core.since(last_seq, seat) if last_seq is not None else None
+            progress = core.progress()
+            if messages is not None:
+                sync = Sync(seq=core.seq, messages=messages, progress=progress)  # type: ignore[arg-type]
+                return sync, []
+            return Sync(seq=core.seq, snapshot=core.snapshot(seat), progress=progress), []
+        case WatchCmd(delta=delta):
+            core.spectate(delta)
+            return None, []
+        case PresenceCmd(seat=seat, delta=delta):
+            return None, core.set_connected(seat, delta, now)
+        case ReopenCmd():
+            return None, core.reopen()
+        case ResignCmd(host_key=key):
+            return None, core.resign(key)
+        case TokenCmd(seat=seat, nonce=nonce, player=player, legal=legal):
+            return core.take_back(seat, nonce, player, legal), []
+    raise TypeError(f"unknown command {cmd!r}")
+
+
+class Reply:
+    """The encoded answer to a command another process forwarded (`asker`, its request
+    id `rid`): a store that shares rooms between processes sends it with the commit the
+    command made, in the same round trip; a store alone in its deployment never sees one."""
+
+    __slots__ = ("asker", "data", "rid")
+
+    def __init__(self, asker: str, rid: int, data: bytes) -> None:
+        self.asker = asker
+        self.rid = rid
+        self.data = data
+
+
+Rider = Callable[[Any], Reply]
+"""Turns a forwarded command's result into the `Reply` its commit carries."""
+
+
+class CommitBatch:
+    """A room's messages made by one command, with what else its store may need: the
+    commands run since the last commit (`ran`, kept only when the store asks for them:
+    server/journal.py) and a forwarded command's `reply`."""
+
+    __slots__ = ("core", "out", "ran", "reply")
+
+    def __init__(
+        self, core: RoomCore, out: list[Outgoing], ran: list[Entry], reply: Reply | None
+    ) -> None:
+        self.core = core
+        self.out = out
+        self.ran = ran
+        self.reply = reply
+
+
+Pending = Coroutine[Any, Any, None]
+Commit = Callable[[CommitBatch], Pending | None]
+"""Commits a batch: None when that is done already (nothing to wait for: the store keeps
+nothing elsewhere), else the coroutine the room's task awaits before its next command."""
+
+
+class Ran:
+    """A command the room ran, with what it made, and its commit if that must be awaited
+    before the command is answered."""
+
+    __slots__ = ("cmd", "now", "out", "pending", "result")
+
+    def __init__(self, cmd: Command[Any], now: float, result: Any, out: list[Outgoing]) -> None:
+        self.cmd = cmd
+        self.now = now
+        self.result = result
+        self.out = out
+        self.pending: Pending | None = None
+
+
+Queued = tuple[Command[Any] | Ran, asyncio.Future[Any] | None, Rider | None]
+"""An inbox item: a command to run (or one run already, to commit), the future of its
+caller if one waits, and its rider."""
+
+
+RunTask = Callable[["RoomActor"], Coroutine[Any, Any, None]]
+"""The room's task (server/room_task.py's `run_room`), handed in: see this module's
+docstring."""
 
 ShowProgress = Callable[[RoomCore], None]
 """Shows who has answered the open window (`RoomCore.progress`) after an answer that the
@@ -64,8 +204,11 @@ class RoomActor:
         expired: Tally | None = None,
         journal: bool = False,
         progress: ShowProgress | None = None,
+        *,
+        run: RunTask,
     ) -> None:
         self.core = core
+        self._run = run
         self._loop = asyncio.get_running_loop()
         """Kept, as on every hot path (docs/contributing.md, "Hot paths"): a room arms a
         timer for every turn window."""
@@ -94,10 +237,6 @@ class RoomActor:
 
     def start(self) -> None:
         self._arm()
-
-    def stop(self, grace: float = 2.0) -> Coroutine[Any, Any, None]:
-        """Finish the commands already queued (within `grace` seconds), then stop."""
-        return stop_room(self, grace)
 
     def unwritten(self) -> bool:
         """Commands ran since the last commit (answers the room kept back): a hand-over
@@ -204,7 +343,7 @@ class RoomActor:
 
     def _wake(self) -> None:
         if self._task is None:  # (it finds the inbox as it starts)
-            self._task = self._loop.create_task(run_room(self), name=f"room-{self.core.id}")
+            self._task = self._loop.create_task(self._run(self), name=f"room-{self.core.id}")
             return
         wakeup = self._wakeup
         if wakeup is not None and not wakeup.done():

@@ -38,16 +38,13 @@ def _game_modules() -> tuple[str, ...]:
 
 MODULES = (
     "dicehall.protocol.codec",
-    "dicehall.protocol.ratelimit",
     "dicehall.protocol.server_connection",
     "dicehall.protocol.wsframes",
     "dicehall.rules.base",
     "dicehall.rules.fair",
     *_game_modules(),
     "dicehall.server.actor",
-    "dicehall.server.execute",
     "dicehall.server.flusher",
-    "dicehall.server.hosting.batch",
     "dicehall.server.hub",
     "dicehall.server.metrics",
     "dicehall.server.outbox",

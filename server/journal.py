@@ -14,22 +14,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 import msgspec
 
 from dicehall.protocol.errors import ProtocolError
 from dicehall.protocol.subprotocols import Encoding
 
-from .commands import Command, CommandType, LegalCmd, SyncCmd
-from .execute import execute
+from .actor import Entry, execute
+from .commands import CommandType
 from .outgoing import Outgoing
 from .room import RoomCore
 
 log = logging.getLogger("dicehall.room")
 
-Entry = tuple[Command[Any], float]
-"""A command and the unix time at which the room ran it."""
 
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(list[tuple[CommandType, float]])
@@ -37,14 +34,6 @@ _DECODER = msgspec.msgpack.Decoder(list[tuple[CommandType, float]])
 
 class JournalError(Exception):
     """Running the journal again did not give the room its logged messages back."""
-
-
-def kept(cmd: Command[Any]) -> bool:
-    """The command may change the room (a read never does; a token that holds gives the
-    seat its new holder's player and `legal` wish)."""
-    if type(cmd) is LegalCmd:  # (not isinstance: docs/contributing.md, "Hot paths")
-        return False
-    return not (type(cmd) is SyncCmd and cmd.watch == 0)
 
 
 def encode(entries: Iterable[Entry]) -> bytes:

@@ -3,7 +3,8 @@ its turn and awaits the commits that cannot be done at once, and its stop.
 
 Apart from the actor because the actor is compiled and these are coroutines: a compiled
 coroutine that is cancelled can crash the interpreter (server/compiled.py), and rooms are
-stopped and their tasks cancelled on purpose.
+stopped and their tasks cancelled on purpose. This module imports the actor; the actor is
+handed `run_room` (docs/contributing.md, "Hot paths").
 """
 
 from __future__ import annotations
@@ -11,27 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Protocol
 
-from .hosting.batch import Queued, Ran
-from .room import RoomCore
+from .actor import RoomActor
 
 log = logging.getLogger("dicehall.room")
-
-
-class RoomActor(Protocol):
-    """What the room's task asks of its actor (server/actor.py): described here, not
-    imported, so that the compiled actor and these coroutines need not import each other."""
-
-    @property
-    def core(self) -> RoomCore: ...
-    def wakeup(self) -> asyncio.Future[None] | None: ...
-    def take(self) -> Queued | None: ...
-    def run_queued(self, item: Queued) -> Ran | None: ...
-    def done(self, ran: Ran, fut: asyncio.Future[object] | None) -> None: ...
-    def finished(self) -> None: ...
-    def halt(self) -> asyncio.Task[None] | None: ...
-    def drop_inbox(self) -> None: ...
 
 
 async def run_room(actor: RoomActor) -> None:
@@ -63,8 +47,8 @@ async def run_room(actor: RoomActor) -> None:
             actor.finished()
 
 
-async def stop_room(actor: RoomActor, grace: float) -> None:
-    """`RoomActor.stop`: finish the commands already queued (within `grace` seconds; then
+async def stop_room(actor: RoomActor, grace: float = 2.0) -> None:
+    """Stop a room's actor: finish the commands already queued (within `grace` seconds; then
     the task is cancelled), and cancel the futures of what was never run."""
     task = actor.halt()
     if task is not None:

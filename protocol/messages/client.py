@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from .. import names
 from ..limits import MAX_FEATURES, MAX_TOKENS, MAX_TURN_WINDOW
-from .common import Action, check_action_type
+from .common import Action
 from .fields import (
     ChatText,
     Cursor,
@@ -144,9 +144,6 @@ class Act(Request, tag="act", kw_only=True):
     room: RoomId
     action: Action
     window: WindowId | None = None
-
-    def __post_init__(self) -> None:
-        check_action_type(self.action)
 
 
 class Legal(Request, tag="legal", kw_only=True):

@@ -64,21 +64,6 @@ Action = Annotated[
 game's (rules/NAME/actions.py), checked by the server where it knows the room's game."""
 
 
-def check_action_type(action: dict[str, Any]) -> None:
-    """What the protocol checks of an action itself: its `type` is a word. Raises
-    `ValueError` (which msgspec reports as a `ValidationError`) saying where, as a field of
-    a message's own type would be reported."""
-    kind = action.get("type")
-    if type(kind) is str and 0 < len(kind) <= MAX_WORD:
-        return
-    if "type" not in action:
-        raise ValueError("Object missing required field `type` - at `$.action`")
-    try:
-        msgspec.convert(kind, Word)
-    except msgspec.ValidationError as exc:
-        raise ValueError(f"{exc} - at `$.action.type`") from None
-
-
 # --- games -------------------------------------------------------------------------------
 
 

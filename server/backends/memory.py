@@ -13,9 +13,8 @@ import msgspec
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ..actor import BotSpawner
+from ..actor import BotSpawner, CommitBatch, Pending
 from ..commands import Command, R
-from ..hosting.batch import CommitBatch, Pending
 from ..hosting.host import RoomHost
 from ..hosting.store import RoomStore
 from ..hub import Hub

@@ -17,11 +17,11 @@ from typing import Any
 
 from dicehall.protocol.errors import NoSuchRoomError
 
-from ..actor import BotSpawner, RoomActor
+from ..actor import BotSpawner, CommitBatch, Pending, RoomActor
 from ..hub import Hub
 from ..outgoing import Outgoing
 from ..room import RoomCore
-from .batch import CommitBatch, Pending
+from ..room_task import run_room, stop_room
 from .local import LocalRooms
 from .store import Release, RoomStore
 
@@ -31,6 +31,8 @@ Deliver = Callable[[str, list[Outgoing]], None]
 """Shows a room's committed messages to this process's members (the hub, or the Redis
 relay, which notes what it delivered)."""
 Progress = Callable[[RoomCore], None]
+REAPER = "dicehall-reaper"
+"""The name of the task that closes rooms nobody is in."""
 
 
 class RoomHost:
@@ -78,7 +80,7 @@ class RoomHost:
     # --- lifecycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever(), name=REAPER)
 
     async def stop(self) -> None:
         """Let every room go after the commands already queued (a durable store hands
@@ -117,6 +119,7 @@ class RoomHost:
             expired=self.actors.windows_expired,
             journal=self.store.journal,
             progress=self.show_progress,
+            run=run_room,
         )
         self.actors[core.id] = actor
         actor.start()
@@ -139,7 +142,7 @@ class RoomHost:
             return
         if self.drop_bots is not None:
             self.drop_bots(room)
-        await actor.stop()
+        await stop_room(actor)
         self._ended.discard(room)
         self._unstored.discard(room)  # (the next owner hands it again if it still waits)
         await self.store.released(actor.core, why, actor.unwritten())
@@ -160,7 +163,7 @@ class RoomHost:
         self.spawn(self._retire(room, actor))
 
     async def _retire(self, room: str, actor: RoomActor) -> None:
-        await actor.stop(grace=0)
+        await stop_room(actor, grace=0)
         if room not in self.actors:  # (it may be ours again already)
             self._ended.discard(room)
             self._unstored.discard(room)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 
+from ..actor import CommitBatch, Pending
 from ..room import RoomCore
-from .batch import CommitBatch, Pending
 
 
 class Release(enum.Enum):

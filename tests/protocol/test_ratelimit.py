@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dicehall.protocol.ratelimit import Admission, TokenBucket
+from dicehall.protocol.server_connection import Admission, TokenBucket
 
 
 def test_a_burst_is_allowed_then_refused_then_closed() -> None:

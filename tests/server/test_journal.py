@@ -17,6 +17,7 @@ import pytest
 from dicehall.protocol.errors import ProtocolError
 from dicehall.rules import all_games, get_game
 from dicehall.server import journal, snapshot
+from dicehall.server.actor import Entry, execute, kept
 from dicehall.server.commands import (
     ActCmd,
     AddBotsCmd,
@@ -31,15 +32,14 @@ from dicehall.server.commands import (
     TokenCmd,
     WatchCmd,
 )
-from dicehall.server.execute import execute
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.room import RoomCore
 
 
-def run(core: RoomCore, cmd: Command[Any], now: float, kept: list[journal.Entry]) -> list[Outgoing]:
+def run(core: RoomCore, cmd: Command[Any], now: float, ran: list[Entry]) -> list[Outgoing]:
     _, out = execute(core, cmd, now)
-    if journal.kept(cmd):
-        kept.append((cmd, now))
+    if kept(cmd):
+        ran.append((cmd, now))
     return out
 
 
@@ -66,7 +66,7 @@ def a_command(core: RoomCore, rng: Random, now: float) -> Command[Any]:
 def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None:
     rng = Random(game)
     core = RoomCore("r1", get_game(game), get_game(game).resolve_options(), 3, 30)
-    kept: list[journal.Entry] = []
+    kept: list[Entry] = []
     log: list[Outgoing] = []
     now = 1_000.0
     log += run(core, JoinCmd(name="P0", seat=0, nonce="n0", host_key=None, player="p0"), now, kept)
@@ -99,19 +99,19 @@ def test_a_snapshot_and_the_commands_since_make_the_same_room(game: str) -> None
 
 
 def test_reads_are_not_kept() -> None:
-    assert not journal.kept(LegalCmd(seat=0))
+    assert not kept(LegalCmd(seat=0))
     # a token that holds gives the seat its new holder's player and `legal_in_window` wish
-    assert journal.kept(TokenCmd(seat=0, nonce="x"))
-    assert journal.kept(TokenCmd(seat=0, nonce="x", player="p", legal=True))
-    assert not journal.kept(SyncCmd(seat=0))
-    assert journal.kept(SyncCmd(seat=None, watch=1))  # a spectator counted in
-    assert journal.kept(ExpireCmd())
+    assert kept(TokenCmd(seat=0, nonce="x"))
+    assert kept(TokenCmd(seat=0, nonce="x", player="p", legal=True))
+    assert not kept(SyncCmd(seat=0))
+    assert kept(SyncCmd(seat=None, watch=1))  # a spectator counted in
+    assert kept(ExpireCmd())
 
 
 def test_a_replay_that_differs_from_the_log_is_refused() -> None:
     game = get_game("qwixx")
     core = RoomCore("r1", game, game.resolve_options(), 2, 30)
-    kept: list[journal.Entry] = []
+    kept: list[Entry] = []
     run(core, JoinCmd(name="P0", seat=0, nonce="n0"), 1.0, kept)
     data = core.save()
     log = run(core, JoinCmd(name="P1", seat=1, nonce="n1"), 2.0, kept)

@@ -13,7 +13,7 @@ from dicehall.protocol import errors
 from dicehall.protocol.messages.server import Chat, WindowClosed
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.rules import get_game
-from dicehall.server.actor import RoomActor
+from dicehall.server.actor import CommitBatch, Pending, RoomActor
 from dicehall.server.app import _read_socket
 from dicehall.server.backends.base import RoomSpec
 from dicehall.server.backends.memory import MemoryBackend
@@ -26,10 +26,10 @@ from dicehall.server.commands import (
     StartCmd,
     SyncCmd,
 )
-from dicehall.server.hosting.batch import CommitBatch, Pending
 from dicehall.server.hub import Hub
 from dicehall.server.outgoing import MSGPACK_ENCODER, Outgoing
 from dicehall.server.room import RoomCore
+from dicehall.server.room_task import run_room, stop_room
 from dicehall.server.roomlog import (
     _DICTIONARIES,
     LOG_BLOCK,
@@ -136,7 +136,7 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
     def commit(batch: CommitBatch) -> None:
         said.extend(o.message.text for o in batch.out if isinstance(o.message, Chat))
 
-    actor = RoomActor(core, commit)
+    actor = RoomActor(core, commit, run=run_room)
     actor.start()
     try:
         await actor.submit(ChatCmd(seat=None, sender="a", text="alone"))
@@ -147,7 +147,7 @@ async def test_a_call_runs_at_once_in_an_idle_room_and_waits_its_turn_in_a_busy_
         await actor.submit(ChatCmd(seat=None, sender="a", text="idle again"))
         assert said[-1] == "idle again" and actor._queued == 0
     finally:
-        await actor.stop()
+        await stop_room(actor)
 
 
 async def test_a_burst_from_one_client_lets_the_others_run_between_its_frames() -> None:
@@ -198,7 +198,7 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        actors = [RoomActor(core, commit) for core in cores]
+        actors = [RoomActor(core, commit, run=run_room) for core in cores]
         for actor in actors:
             actor.start()
         await asyncio.sleep(0)
@@ -213,12 +213,12 @@ async def test_an_idle_room_actor_is_small_and_a_stopped_one_cancels_what_waits(
     second = busy.submit(ChatCmd(seat=None, sender="a", text="2"))
     await asyncio.sleep(0.01)
     assert busy._queued == 2 and not first.done()
-    await busy.stop(grace=0.05)  # the first never commits: cancelled, and what waits with it
+    await stop_room(busy, grace=0.05)  # the first never commits: cancelled, and what waits with it
     results = await asyncio.gather(first, second, return_exceptions=True)
     assert all(isinstance(r, asyncio.CancelledError) for r in results) and busy._inbox == []
     gate.set()
     for actor in actors[1:]:
-        await actor.stop()
+        await stop_room(actor)
 
 
 class Clock:
@@ -279,7 +279,7 @@ async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_d
     def commit(batch: CommitBatch) -> None:
         closed.extend(time.time() for o in batch.out if isinstance(o.message, WindowClosed))
 
-    actor = RoomActor(core, commit)
+    actor = RoomActor(core, commit, run=run_room)
     actor.start()
     try:
         for seat in range(2):
@@ -303,5 +303,5 @@ async def test_a_room_follows_its_deadlines_with_one_timer_set_again_only_when_d
             assert time.time() < last + 2, "the window never expired"
         assert closed[-1] >= last, "expired at its own deadline, not the first one's"
     finally:
-        await actor.stop()
+        await stop_room(actor)
     assert actor._timer is None or actor._timer.cancelled()

@@ -455,6 +455,10 @@ SCHEMA_REFUSALS = [
     ),
     ("yamb", {"type": "roll", "hold": [6]}, "Expected `int` <= 5 - at `$.action.hold[0]`"),
     ("yamb", {"row": "1"}, "Object missing required field `type` - at `$.action`"),
+    ("qwixx", {}, "Object missing required field `type` - at `$.action`"),
+    ("qwixx", {"type": 3}, "Expected `str`, got `int` - at `$.action.type`"),
+    ("qwinto", {"type": ""}, "Expected `str` of length >= 1 - at `$.action.type`"),
+    ("qwirkle", {"type": "x" * 33}, "Expected `str` of length <= 32 - at `$.action.type`"),
 ]
 """Actions each game's schema refuses, each with the message the decoder gave while the
 protocol's `Action` held every game's fields at once (a field of another game's, such as

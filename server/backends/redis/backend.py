@@ -31,10 +31,9 @@ from dicehall.protocol import errors
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ...actor import BotSpawner, RoomActor
+from ...actor import BotSpawner, Rider, RoomActor
 from ...cancelling import cancel_and_wait
 from ...commands import Command, R, Sync
-from ...hosting.batch import Rider
 from ...hosting.host import RoomHost
 from ...hub import Hub
 from ...jsonvalue import JsonObject

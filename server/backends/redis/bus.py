@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 
 from dicehall.protocol import errors
 
-from ...actor import RoomActor
+from ...actor import Reply, Rider, RoomActor
 from ...commands import (
     Command,
     CommandType,
@@ -41,7 +41,6 @@ from ...commands import (
     WatchCmd,
     result_type,
 )
-from ...hosting.batch import Reply, Rider
 from .backoff import Backoff
 from .connect import raw as raw_bytes
 from .errors import Gone, Retry

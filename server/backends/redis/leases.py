@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from ... import journal, snapshot
+from ...actor import CommitBatch, Pending
 from ...commands import ReopenCmd
-from ...hosting.batch import CommitBatch, Pending
 from ...hosting.host import RoomHost
 from ...hosting.store import Release, RoomStore
 from ...room import RoomCore

@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 
 from dicehall.protocol.messages.common import RoomInfo
 
-from ...journal import Entry
+from ...actor import Entry
 from ...journal import encode as encode_journal
 from ...room import RoomCore
 from .backoff import Backoff

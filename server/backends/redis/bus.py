@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import time
@@ -59,15 +60,16 @@ presence counts, which are not in a snapshot (a new owner counts them from zero)
 creator's resignation, which does nothing the second time."""
 
 _COMMANDS = msgspec.msgpack.Decoder(CommandType)
-_RESULTS: dict[type[Command[Any]], msgspec.msgpack.Decoder[Any]] = {}
-"""A decoder of each command class's result, made the first time one is answered."""
+
+
+@functools.cache
+def _result_decoder(cmd: type[Command[R]]) -> msgspec.msgpack.Decoder[R]:
+    """A decoder of a command class's result, made the first time one is answered."""
+    return msgspec.msgpack.Decoder(result_type(cmd))
 
 
 def _decode_result(cmd: type[Command[R]], raw: msgspec.Raw) -> R:
-    decoder = _RESULTS.get(cmd)
-    if decoder is None:
-        decoder = _RESULTS[cmd] = msgspec.msgpack.Decoder(result_type(cmd))
-    result: R = decoder.decode(raw)
+    result: R = _result_decoder(cmd).decode(raw)
     return result
 
 
@@ -336,7 +338,7 @@ def _raw(result: object) -> msgspec.Raw:
 
 
 def _read_command(room: str, raw: msgspec.Raw) -> Command[Any]:
-    """One of `CommandType`, each with a result type of its own (hence `Any`: what runs
+    """One of `CommandType`, each with a result type of its own (not known here: what runs
     it gives back that type, and the answer encodes whatever it is)."""
     try:
         cmd: CommandType = _COMMANDS.decode(raw)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import secrets
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 import msgspec
@@ -71,13 +72,17 @@ def page_of(listed: list[str], limit: int, after: str | None) -> tuple[list[str]
     return page, page[-1] if start + limit < len(listed) else None
 
 
+class Caller(Protocol):
+    def __call__(self, room: str, cmd: Command[R]) -> Awaitable[R]:
+        """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
+
+
 class Rooms(Protocol):
     """What a session sees of the rooms, wherever they run."""
 
-    async def create(self, spec: RoomSpec) -> RoomInfo: ...
+    call: Caller
 
-    async def call(self, room: str, cmd: Command[R]) -> R:
-        """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
+    async def create(self, spec: RoomSpec) -> RoomInfo: ...
 
     async def subscribe(self, room: str) -> None:
         """Make sure this process receives `room`'s messages (before a member catches up)."""
@@ -95,6 +100,10 @@ class Rooms(Protocol):
 class Backend(ABC):
     """What sessions and the process see of the rooms: the rooms run here are the host's
     (`RoomHost`, the same in both deployments); a backend adds where the others are."""
+
+    call: Caller
+    """Run a command on its room's owner (each backend sets it: with every room here, the
+    host's own `call`, with nothing in between)."""
 
     def __init__(self, hub: Hub, host: RoomHost) -> None:
         self.hub = hub
@@ -144,10 +153,6 @@ class Backend(ABC):
     def rooms_here(self) -> int:
         """How many rooms this process runs now (what `--max-rooms` bounds)."""
         return len(self.host.actors)
-
-    @abstractmethod
-    async def call(self, room: str, cmd: Command[R]) -> R:
-        """Run `cmd` on the room's owner; raises NoSuchRoomError or the command's error."""
 
     async def owner_url(self, room: str) -> str | None:
         """Where the process that runs `room` takes connections (None: not advertised, or

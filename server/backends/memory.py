@@ -13,8 +13,7 @@ import msgspec
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ..actor import BotSpawner, CommitBatch, Pending
-from ..commands import Command, R
+from ..actor import BotSpawner
 from ..hosting.host import RoomHost
 from ..hosting.store import RoomStore
 from ..hub import Hub
@@ -39,13 +38,11 @@ class MemoryStore(RoomStore):
     async def create(self, core: RoomCore) -> bool:
         return True
 
-    def commit(self, batch: CommitBatch, ending: bool) -> Pending | None:
-        core = batch.core
-        if ending and core.id not in self._records:
+    def game_over(self, core: RoomCore) -> None:
+        if core.id not in self._records:
             self._records[core.id] = zlib.compress(msgspec.json.encode(core.record), RECORD_LEVEL)
             while len(self._records) > self._keep:
                 self._records.popitem(last=False)
-        return None
 
     def record(self, room: str) -> dict[str, Any] | None:
         packed = self._records.get(room)
@@ -80,6 +77,7 @@ class MemoryBackend(Backend):
             clock=clock,
         )
         super().__init__(hub, host)
+        self.call = host.call
         self.history = history
         """Messages a room keeps for `resume`: about 15 s of a fast Qwixx table, minutes at
         a human pace; a client that missed more gets a snapshot instead (docs/protocol.md).
@@ -97,9 +95,6 @@ class MemoryBackend(Backend):
             core = spec.core(new_room_id(), self.history)
             if await self.host.create(core):
                 return self.advertised(core.info())
-
-    async def call(self, room: str, cmd: Command[R]) -> R:
-        return await self.host.actor(room).submit(cmd)
 
     async def subscribe(self, room: str) -> None:
         """Every room is local: the hub already receives all of its messages."""

@@ -18,6 +18,7 @@ from typing import Any
 from dicehall.protocol.errors import NoSuchRoomError
 
 from ..actor import BotSpawner, CommitBatch, Pending, RoomActor
+from ..commands import Command, R
 from ..hub import Hub
 from ..outgoing import Outgoing
 from ..room import RoomCore
@@ -135,6 +136,10 @@ class RoomHost:
             raise NoSuchRoomError(f"no room {room!r}")
         return actor
 
+    def call(self, room: str, cmd: Command[R]) -> asyncio.Future[R]:
+        """Run `cmd` on a room run here (`RoomActor.submit`); NoSuchRoomError if none is."""
+        return self.actor(room).submit(cmd)
+
     async def let_go(self, room: str, why: Release) -> None:
         """Stop running `room` here after the commands already queued."""
         actor = self.actors.pop(room, None)
@@ -176,11 +181,10 @@ class RoomHost:
         end handed to history, and a finished room everyone left closed."""
         core = batch.core
         ending = core.status == "over" and core.id not in self._ended
-        durable = self.store.commit(batch, ending)
-        if durable is None:
+        if not self.store.durable:  # nothing kept elsewhere: shown at once
             self._committed(batch, ending)
             return None
-        return self._commit_after(durable, batch, ending)
+        return self._commit_after(self.store.commit(batch, ending), batch, ending)
 
     async def _commit_after(self, durable: Pending, batch: CommitBatch, ending: bool) -> None:
         await durable
@@ -199,6 +203,7 @@ class RoomHost:
         it already). Its failure (a full disk) is logged and never reaches the room: play
         goes on without history."""
         self._ended.add(core.id)
+        self.store.game_over(core)
         if not hand or self.on_game_over is None:
             return
         try:

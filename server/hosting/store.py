@@ -33,18 +33,24 @@ class RoomStore(ABC):
     """Batches carry the commands run since the last commit (server/journal.py): the store
     replays them when another process takes the room over."""
     durable = False
-    """Rooms outlive this process: a finished room stays open until history has stored
-    its game, since closing it deletes what another process would take it over from."""
+    """Rooms outlive this process: each commit is made durable here before it is shown
+    (`commit`), and a finished room stays open until history has stored its game, since
+    closing it deletes what another process would take it over from. A store that is not
+    durable is never asked to commit."""
 
     @abstractmethod
     async def create(self, core: RoomCore) -> bool:
         """Keep a new room: False if its id is taken (the host picks another)."""
 
-    @abstractmethod
-    def commit(self, batch: CommitBatch, ending: bool) -> Pending | None:
-        """Make `batch` durable: None when nothing is to be waited for, else the coroutine
-        to await before it is shown. `ending`: the batch commits the end of the game, the
-        first time this process commits it."""
+    def commit(self, batch: CommitBatch, ending: bool) -> Pending:
+        """Make `batch` durable (a `durable` store): the coroutine to await before it is
+        shown. `ending`: the batch commits the end of the game, the first time this
+        process commits it."""
+        raise NotImplementedError("a store that is not durable commits nothing")
+
+    def game_over(self, core: RoomCore) -> None:
+        """A game ended in a room run here (once per process that runs it)."""
+        return None
 
     async def owned(self, core: RoomCore) -> None:
         """The host runs `core`'s room now (created or taken over)."""

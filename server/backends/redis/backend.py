@@ -157,6 +157,7 @@ class RedisBackend(Backend):
         host.show_progress = self._progress
         self.leases.host = host
         super().__init__(hub, host)
+        self.call = self._call
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
@@ -352,8 +353,8 @@ class RedisBackend(Backend):
         except (RedisError, TimeoutError):
             return None  # the client stays where it is: its requests are forwarded
 
-    async def call(self, room: str, cmd: Command[R]) -> R:
-        """Run `cmd` on the owner, waiting (within about two leases) while the room moves
+    async def _call(self, room: str, cmd: Command[R]) -> R:
+        """`call`: run `cmd` on the owner, waiting (within about two leases) while the room moves
         between processes or Redis is away; only a command that may have run is failed."""
         if self._stopping:
             raise errors.ShuttingDownError("this server is shutting down; reconnect")

@@ -83,7 +83,7 @@ class Seat:
 
 
 async def turns() -> None:
-    """The loop turns a flush waits for (server/flusher.py: two after the commit)."""
+    """The loop turns a flush waits for (server/outbox.py, `Flusher`: two after the commit)."""
     for _ in range(3):
         await asyncio.sleep(0)
 

@@ -13,8 +13,7 @@ from dicehall.protocol.messages.server import ServerMessage
 
 from .backends import Rooms
 from .commands import Sync
-from .hub import Hub
-from .stream import RoomStream
+from .hub import Hub, RoomStream
 
 
 class MessageSink(Protocol):

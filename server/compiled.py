@@ -44,7 +44,6 @@ MODULES = (
     "dicehall.rules.fair",
     *_game_modules(),
     "dicehall.server.actor",
-    "dicehall.server.flusher",
     "dicehall.server.hub",
     "dicehall.server.metrics",
     "dicehall.server.outbox",
@@ -52,7 +51,6 @@ MODULES = (
     "dicehall.server.peer",
     "dicehall.server.room",
     "dicehall.server.roomlog",
-    "dicehall.server.stream",
 )
 
 

@@ -20,7 +20,6 @@ from .backends import Backend, MemoryBackend, RoomSpec
 from .bounds import RoomBounds
 from .cancelling import cancel_and_wait
 from .commands import AddBotsCmd
-from .flusher import Flusher
 from .gate import Gate
 from .history.paths import outbox_folder
 from .history.service import HistoryService
@@ -28,6 +27,7 @@ from .housebots import HouseBot
 from .hub import Hub
 from .identity import PlayerKeys
 from .metrics import ServerMetrics
+from .outbox import Flusher
 from .peer import Peer
 from .session import Services, Settings
 from .settings import Config
@@ -78,7 +78,7 @@ class Server:
         )
         self.peers: set[Peer] = set()
         self.flusher = Flusher()
-        """Writes what the peers queued in a turn, from one callback (server/flusher.py)."""
+        """Writes what the peers queued in a turn, from one callback (server/outbox.py)."""
         self.gate = Gate(
             config.max_pending, config.max_pending_per_address, config.forwarded_allow_ips
         )

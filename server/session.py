@@ -58,9 +58,8 @@ from .commands import (
     WatchCmd,
 )
 from .holders import SeatHolders
-from .hub import Hub
+from .hub import Hub, RoomSink, RoomStream
 from .identity import Player, PlayerKeys
-from .stream import RoomSink, RoomStream
 from .tokens import TokenSigner
 
 log = logging.getLogger("dicehall.session")
@@ -136,7 +135,7 @@ class Session:
         """The player id this connection plays as (the `identity` feature): the seats it
         takes are that player's."""
         self.stream = RoomStream(sink)
-        """Its member of the hub: the room messages it is sent (stream.py)."""
+        """Its member of the hub: the room messages it is sent (server/hub.py, `RoomStream`)."""
         self.seats = self.stream.seats
         self.watching: set[str] = set()
         self.hosting = self.stream.hosting

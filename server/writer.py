@@ -17,9 +17,16 @@ import time
 
 from dicehall.protocol.subprotocols import Encoding
 
-from .flusher import Flusher
 from .metrics import LatencyHistogram
-from .outbox import AsgiOutbox, CloseSocket, ExtensionOutbox, SendFrame, SocketOutbox, WireCache
+from .outbox import (
+    AsgiOutbox,
+    CloseSocket,
+    ExtensionOutbox,
+    Flusher,
+    SendFrame,
+    SocketOutbox,
+    WireCache,
+)
 from .ws import FrameSocket
 
 

@@ -11,8 +11,7 @@ from dicehall.protocol.codec import Frame
 from dicehall.protocol.messages.server import Event
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.protocol.wsframes import parse_header
-from dicehall.server.flusher import Flusher
-from dicehall.server.outbox import Outbox, WireCache
+from dicehall.server.outbox import Flusher, Outbox, WireCache
 from dicehall.server.outgoing import Outgoing
 from dicehall.server.peer import Peer
 from dicehall.server.process import Server
@@ -91,7 +90,7 @@ def goodbye(box: Outbox) -> int | None:
 
 
 async def turns(n: int = 3) -> None:
-    """The loop turns a flush waits for (server/flusher.py: two after the queueing)."""
+    """The loop turns a flush waits for (server/outbox.py, `Flusher`: two after the queueing)."""
     for _ in range(n):
         await asyncio.sleep(0)
 

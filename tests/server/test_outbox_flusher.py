@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dicehall.server.flusher import Flusher
+from dicehall.server.outbox import Flusher
 
 
 async def turns(n: int) -> None:

@@ -11,7 +11,7 @@ import bisect
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -22,6 +22,7 @@ from dicehall.rules import get_game
 from ..commands import Command, R
 from ..hosting.host import RoomHost
 from ..hub import Hub
+from ..jsonvalue import JsonObject
 from ..room import RoomCore
 
 
@@ -29,7 +30,7 @@ class RoomSpec(msgspec.Struct, kw_only=True):
     """A validated `create` request."""
 
     game: str
-    options: dict[str, Any]
+    options: dict[str, object]
     seats: int
     turn_window: int
     public: bool
@@ -166,7 +167,7 @@ class Backend(ABC):
         return msgspec.structs.replace(info, url=self.public_url)
 
     @abstractmethod
-    async def record(self, room: str) -> dict[str, Any] | None:
+    async def record(self, room: str) -> JsonObject | None:
         """The game record once the game is over (None: no such room or not over)."""
 
     def local_room(self, room: str) -> RoomCore | None:

@@ -6,7 +6,6 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -17,6 +16,7 @@ from ..actor import BotSpawner
 from ..hosting.host import RoomHost
 from ..hosting.store import RoomStore
 from ..hub import Hub
+from ..jsonvalue import JsonObject
 from ..room import RoomCore
 from .base import Backend, RoomSpec, new_room_id, page_of
 
@@ -44,11 +44,11 @@ class MemoryStore(RoomStore):
             while len(self._records) > self._keep:
                 self._records.popitem(last=False)
 
-    def record(self, room: str) -> dict[str, Any] | None:
+    def record(self, room: str) -> JsonObject | None:
         packed = self._records.get(room)
         if packed is None:
             return None
-        record: dict[str, Any] = msgspec.json.decode(zlib.decompress(packed))
+        record: JsonObject = msgspec.json.decode(zlib.decompress(packed))
         return record
 
 
@@ -121,7 +121,7 @@ class MemoryBackend(Backend):
         rooms = [self.advertised(actors[room].core.info()) for room in page]
         return RoomsResult(rooms=rooms, total=len(listed), next=cursor)
 
-    async def record(self, room: str) -> dict[str, Any] | None:
+    async def record(self, room: str) -> JsonObject | None:
         return self.store.record(room)
 
     async def reap(self) -> None:

@@ -200,7 +200,10 @@ async def websocket(ws: WebSocket) -> None:
         if socket is not None:
             socket.on_control = peer.control
             socket.on_shutdown = lambda: server.say_goodbye(peer)
-        await _read_socket(socket if socket is not None else AsgiReader(ws), peer)
+        # In a task of its own: a frame then wakes the read loop alone, not every coroutine
+        # of the ASGI app above it (a cancel of this endpoint cancels the task it awaits).
+        reader = socket if socket is not None else AsgiReader(ws)
+        await asyncio.get_running_loop().create_task(_read_socket(reader, peer))
     except (WebSocketDisconnect, RuntimeError):
         pass
     finally:

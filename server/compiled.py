@@ -44,6 +44,7 @@ MODULES = (
     "dicehall.rules.fair",
     *_game_modules(),
     "dicehall.server.actor",
+    "dicehall.server.gamerecord",
     "dicehall.server.hub",
     "dicehall.server.metrics",
     "dicehall.server.outbox",
@@ -51,6 +52,8 @@ MODULES = (
     "dicehall.server.peer",
     "dicehall.server.room",
     "dicehall.server.roomlog",
+    "dicehall.server.roomstate",
+    "dicehall.server.roomview",
 )
 
 

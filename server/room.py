@@ -1,10 +1,19 @@
-"""One room's logic, sans I/O: seats, the rules state, turn windows, the numbered log.
+"""One room's logic, sans I/O: the commands that seat people and run the game through its
+turn windows, and the numbered log of the messages they make.
 
 `RoomCore` is driven by plain calls that carry the time (`now`, unix seconds) and answers
 with room messages to fan out; it never sleeps, reads a clock or touches a socket. The
-actor in server/actor.py gives it an inbox and a timer. Because all of it is here, the
-room's behaviour (windows, defaults, resume, hidden information) is tested without
-sockets, and its whole state is a snapshot a new owner can take over.
+actor in server/actor.py gives it an inbox and a timer. Because all of it is here and in
+the sans-I/O modules beside it, the room's behaviour (windows, defaults, resume, hidden
+information) is tested without sockets, and its whole state is a snapshot a new owner
+can take over.
+
+What an act goes through (the action checked, the events numbered, the turn window closed
+and the next announced, what the seat still owes) stays in this module: the act path
+crosses it alone of the room's modules (docs/architecture.md, server/). The rest is
+beside it, one job each: its fields and snapshot (roomstate.py), what it shows without
+changing (roomview.py), who may sit and who hosts (seating.py), when it may close
+(presence.py), the game record (gamerecord.py).
 """
 
 from __future__ import annotations
@@ -15,23 +24,18 @@ from typing import Any
 import msgspec
 
 from dicehall.protocol import errors
-from dicehall.protocol.messages.common import Actor, RoomInfo, SeatAction, SeatInfo
+from dicehall.protocol.messages.common import Actor, SeatAction
 from dicehall.protocol.messages.server import (
     Chat,
     Event,
-    GameOver,
     Progress,
     RoomMessage,
     RoomUpdate,
-    Snapshot,
-    TurnWindow,
     Window,
     WindowClosed,
 )
 from dicehall.rules import (
-    Answered,
     Applied,
-    Game,
     IllegalAction,
     Private,
     RuleEvent,
@@ -43,94 +47,20 @@ from dicehall.rules import (
 )
 from dicehall.rules.actions import wire_action
 from dicehall.rules.bots import bot_names
-from dicehall.rules.fair import new_seed
-from dicehall.rules.records import new_record
 
-from .identity import house_player
+from . import gamerecord, seating
 from .outgoing import Outgoing
-from .roomlog import MessageLog, RecordLog
-from .seat import Seat, Status
-from .snapshot import FORMAT, SavedRoom, SnapshotError
+from .roomlog import RecordLog
+from .roomview import RoomView
+from .seat import Seat
+from .snapshot import SavedRoom
 
 
-class RoomCore:
-    """The authoritative room. Every method validates before it changes anything."""
+class RoomCore(RoomView):
+    """The authoritative room. Every method validates before it changes anything; what
+    only reads it is `RoomView`'s."""
 
-    def __init__(
-        self,
-        room_id: str,
-        game: Game,
-        options: Mapping[str, Any],
-        seats: int,
-        turn_window: int,
-        public: bool = True,
-        name: str | None = None,
-        seed: bytes | None = None,
-        history: int = 1024,
-        autostart: bool = False,
-        host_key: str = "",
-    ) -> None:
-        self.id = room_id
-        self.game = game
-        self.options = dict(options)
-        self.turn_window = turn_window
-        self.public = public
-        self.name = name or f"{game.title} {room_id}"
-        self.seats = [Seat() for _ in range(seats)]
-        self.spectators = 0
-        self.status: Status = "open"
-        self.seed = seed if seed is not None else new_seed()
-        self.state: State | None = None
-        self.seq = 0
-        self.log = MessageLog(history, game.name)
-        self.record_head: dict[str, Any] | None = None
-        """The game record without its log (None before the start)."""
-        self.record_log = RecordLog()
-        self.window_id: int | None = None
-        self.deadline: float | None = None
-        """Absolute unix time at which the open window closes."""
-        self._done: list[SeatAction] = []
-        self._answers: list[Answered] = []
-        """The open window's answers held back (`act`) until it resolves."""
-        self.last_activity = 0.0
-        self.autostart = autostart
-        self.host_key = host_key
-        """Proof of being the creator, who hosts until it sits down (then its seat does);
-        empty once the creator gave the role up, or for a room nobody created."""
-        self.host: int | None = None
-        """The seat that hosts: starts the game and adds bots (see `may_host`)."""
-
-    # --- snapshots ---------------------------------------------------------------------
-
-    def save(self) -> SavedRoom:
-        """Everything a new owner needs to go on exactly as this room would (but the two
-        logs, written beside it: server/snapshot.py). A copy: the room may go on."""
-        return SavedRoom(
-            format=FORMAT,
-            id=self.id,
-            game=self.game.name,
-            options=dict(self.options),
-            turn_window=self.turn_window,
-            public=self.public,
-            name=self.name,
-            autostart=self.autostart,
-            host_key=self.host_key,
-            host=self.host,
-            seats=[s.copy() for s in self.seats],
-            spectators=self.spectators,
-            status=self.status,
-            seed=self.seed.hex(),
-            state=self.state.to_dict() if self.state is not None else None,
-            seq=self.seq,
-            window=self.window_id,
-            deadline=self.deadline,
-            done=list(self._done),
-            answers=[a.wire() for a in self._answers],
-            last_activity=self.last_activity,
-            record=dict(self.record_head) if self.record_head is not None else None,
-            record_bytes=len(self.record_log.data),
-            record_entries=self.record_log.count,
-        )
+    # --- snapshots (`save` and the fields: server/roomstate.py) ---------------------------
 
     @classmethod
     def restore(
@@ -159,92 +89,15 @@ class RoomCore:
             autostart=saved.autostart,
             host_key=saved.host_key,
         )
-        core.seats = [s.copy() for s in saved.seats]
-        core.spectators = saved.spectators
-        if not presence:
-            core.forget_presence()
-        core.host = saved.host
-        core.status = saved.status
-        core.state = game.state_from_dict(saved.state) if saved.state is not None else None
-        core.seq = saved.seq
-        core.window_id = saved.window
-        core.deadline = saved.deadline
-        core._done = list(saved.done)
-        core._answers = [Answered(a["seat"], held=True) for a in saved.answers]
-        core.last_activity = saved.last_activity
-        record = saved.record
-        if saved.format == 1 and record is not None:
-            record = dict(record)
-            for entry in record.pop("log"):
-                core.record_log.append(entry)
-        elif saved.format == 2:
-            core.record_log = RecordLog(saved.record_log or b"", saved.record_entries or 0)
-        else:
-            size = saved.record_bytes or 0
-            if len(record_log) < size:
-                raise SnapshotError(f"the record log has {len(record_log)} of its {size} bytes")
-            core.record_log = RecordLog(record_log[:size], saved.record_entries or 0)
-        core.record_head = record
+        core._take_saved(saved, record_log, presence)
         return core
 
-    @property
-    def record(self) -> dict[str, Any] | None:
-        """The game record so far (built on each call: a copy, not to be changed)."""
-        if self.record_head is None:
-            return None
-        return {**self.record_head, "log": self.record_log.entries()}
-
-    # --- lobby -------------------------------------------------------------------------
-
-    def info(self) -> RoomInfo:
-        return RoomInfo(
-            room=self.id,
-            name=self.name,
-            game=self.game.name,
-            options=self.options,
-            status=self.status,
-            public=self.public,
-            turn_window=self.turn_window,
-            seats=[
-                SeatInfo(seat=i, kind=s.kind, name=s.name, connected=s.connected > 0)
-                for i, s in enumerate(self.seats)
-            ],
-            spectators=self.spectators,
-            commitment=self.state.commitment() if self.state is not None else None,
-            host=self.host,
-        )
-
-    def lobby_key(self) -> tuple[Any, ...]:
-        """What of `info()` can change after creation (commitment only with status):
-        equal keys, equal lobby entries. A commit compares it instead of building the
-        entry: most commits change nothing the lobby shows."""
-        return (
-            self.status,
-            self.spectators,
-            self.host,
-            tuple((s.kind, s.name, s.connected > 0) for s in self.seats),
-        )
-
-    def open_seats(self) -> list[int]:
-        return [i for i, s in enumerate(self.seats) if s.kind == "open"]
-
-    def players(self) -> list[str | None]:
-        """Each seat's player id, by seat (None: open, or taken without an identity): who
-        a finished game is recorded under."""
-        return [s.player for s in self.seats]
-
-    # --- the host -------------------------------------------------------------------------
+    # --- seats and the host -----------------------------------------------------------
     # The creator hosts (by `host_key`) until it sits; then its seat does, whichever
     # connection holds it. The role passes on when the host goes (see `_pass_host`).
 
     def may_host(self, host_key: str | None, seat: int | None) -> None:
-        if self.host is not None:
-            if seat == self.host:
-                return
-        elif host_key and host_key == self.host_key:
-            return
-        who = "the creator" if self.host is None else f"seat {self.host}"
-        raise errors.ForbiddenError(f"only the room's host ({who}) may do that")
+        seating.check_host(self.host, self.host_key, host_key, seat)
 
     def resign(self, host_key: str) -> list[Outgoing]:
         """The creator went away without sitting down: the role passes on. Idempotent (a
@@ -258,21 +111,12 @@ class RoomCore:
     def _pass_host(self) -> bool:
         """Give the role to the next seated person after the host in seat order, one with
         a connection first; with nobody seated, to the next person who sits down."""
-        n = len(self.seats)
-        after = self.host if self.host is not None else n - 1
-        order = [(after + step) % n for step in range(1, n + 1)]
-        people = [i for i in order if i != self.host and self._may_take_host(i)]
-        present = [i for i in people if self.seats[i].connected]
-        host = (present or people)[0] if people else None
+        host = seating.next_host(self.seats, self.host)
         if host is None:
             self.host_key = ""  # nobody sits: the next person to sit hosts, not the creator
         changed = host != self.host
         self.host = host
         return changed
-
-    def _may_take_host(self, seat: int) -> bool:
-        s = self.seats[seat]
-        return s.kind == "human" and not s.left
 
     def _host_absent(self) -> bool:
         return self.host is not None and self.seats[self.host].connected == 0
@@ -290,16 +134,8 @@ class RoomCore:
         """Seat a human (`player`, if it has an identity) in an open seat, before the
         start. The creator (`host_key`) takes the host role to its seat; anyone takes it
         when nobody hosts, and it passes on when the host's seat has no connection."""
-        self._not_started()
-        if seat is None:
-            free = self.open_seats()
-            if not free:
-                raise errors.RoomFullError("every seat is taken")
-            seat = free[0]
-        elif not 0 <= seat < len(self.seats):
-            raise errors.NoSuchSeatError(f"this room has seats 0..{len(self.seats) - 1}")
-        elif self.seats[seat].kind != "open":
-            raise errors.SeatTakenError(f"seat {seat} is taken")
+        seating.not_started(self.status)
+        seat = seating.seat_to_join(self.seats, seat)
         self.seats[seat] = Seat("human", name, nonce, connected=1, player=player, legal=legal)
         if self.host is None and (not self.host_key or host_key == self.host_key):
             self.host = seat
@@ -331,16 +167,14 @@ class RoomCore:
     ) -> tuple[list[int], list[Outgoing]]:
         if kind not in bot_names(self.game.name):
             raise errors.NoSuchBotError(f"no bot {kind!r}; bots: {bot_names(self.game.name)}")
-        self._not_started()
+        seating.not_started(self.status)
         free = self.open_seats()
         if count is not None:
             free = free[:count]
         if not free:
             raise errors.RoomFullError("no open seat for a bot")
         for i in free:
-            self.seats[i] = Seat(
-                "bot", f"{kind}-bot-{i}", None, bot=kind, connected=1, player=house_player(kind)
-            )
+            self.seats[i] = seating.bot_seat(kind, i)
         return free, [self._room_update(), *self._autostart(now)]
 
     def set_connected(self, seat: int, delta: int, now: float = 0.0) -> list[Outgoing]:
@@ -353,61 +187,13 @@ class RoomCore:
             self.last_activity = max(self.last_activity, now)
         if delta > 0:
             s.left = False  # a token took it back
-        elif (
-            seat == self.host
-            and not s.connected
-            and any(
-                self.seats[i].connected for i in range(len(self.seats)) if self._may_take_host(i)
-            )
-        ):
+        elif seat == self.host and not s.connected and seating.someone_present_may_host(self.seats):
             self._pass_host()
             return [self._room_update()]
         return [self._room_update()] if (s.connected > 0) != was else []
 
-    @property
-    def deserted(self) -> bool:
-        """The game is over and nobody will come back to it: every seat a person held was
-        given up with `leave` (none is merely disconnected, whose holder may resume to see
-        the end) and nobody watches. House bots do not count: they go with the room."""
-        return (
-            self.status == "over"
-            and self.spectators == 0
-            and all(s.left for s in self.seats if s.kind == "human")
-        )
-
-    def closable(
-        self, now: float, idle_seconds: float, over_seconds: float, empty_seconds: float = 0.0
-    ) -> bool:
-        """Nobody is in the room and it has been quiet long enough: `idle_seconds`, or
-        `over_seconds` once the game is over, or no time at all once it is `deserted`, or
-        `empty_seconds` (when given) before the start: a room created and never sat in, or
-        whose people all went (closed the tab: a reload comes back well within it), is
-        lobby spam and a trap for quick match more often than a table waiting for people.
-
-        Nobody: no connected person in a seat, no spectator. House bots do not count: they
-        never leave by themselves, and they go with the room."""
-        if self.spectators > 0 or any(s.kind == "human" and s.connected for s in self.seats):
-            return False
-        if self.deserted:
-            return True
-        limit = over_seconds if self.status == "over" else idle_seconds
-        if empty_seconds and self.status == "open":
-            limit = min(limit, empty_seconds)
-        return now - self.last_activity > limit
-
-    def forget_presence(self) -> None:
-        """Nobody is connected (a process took the room over: connections are per
-        process, and each comes back with `hello` or `spectate`); house bots are, since
-        the new owner seats them again."""
-        for s in self.seats:
-            s.connected = 1 if s.kind == "bot" else 0
-        self.spectators = 0
-
     def spectate(self, delta: int) -> None:
         self.spectators = max(0, self.spectators + delta)
-
-    def check_token(self, seat: int, nonce: str) -> bool:
-        return 0 <= seat < len(self.seats) and self.seats[seat].nonce == nonce
 
     def take_back(self, seat: int, nonce: str, player: str | None, legal: bool = False) -> bool:
         """A seat token is used: True when it holds. The seat is then played as `player`
@@ -431,9 +217,9 @@ class RoomCore:
             raise errors.ForbiddenError("every seat must be taken (add bots for empty ones)")
         self.state = self.game.new_state(len(self.seats), self.options, self.seed)
         self.status = "playing"
-        names = _distinct([s.name or f"seat {i}" for i, s in enumerate(self.seats)])
-        self.record_head = new_record(self.game.name, self.options, names, self.state)
-        del self.record_head["log"]
+        self.record_head = gamerecord.record_head(
+            self.game.name, self.options, self.seats, self.state
+        )
         self.record_log = RecordLog()
         out = [self._room_update()]
         out += self._advance([], now)
@@ -497,6 +283,21 @@ class RoomCore:
             return None
         answered = [a.seat for a in self._answers]
         return Progress(room=self.id, seq=self.seq, window=self.window_id, answered=answered)
+
+    def legal(
+        self, seat: int | None, view: bool = True
+    ) -> tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]:
+        """The open window, the seat's legal actions and its view (None if not `view`),
+        also after the game."""
+        state = self.state
+        if state is None:
+            raise errors.NotStartedError("the game has not started")
+        if seat is not None:
+            self._seat(seat)
+        seen = state.view(seat) if view else None
+        if seat is None or self.status == "over":
+            return self.window_id, [], seen
+        return self.window_id, state.legal_actions(seat), seen
 
     def expire(self, now: float) -> list[Outgoing]:
         """The deadline passed: apply the rules' defaults until this window closes."""
@@ -620,17 +421,8 @@ class RoomCore:
         state = self.state
         assert state is not None and self.record_head is not None
         self.status = "over"
-        self.record_head["seed"] = self.seed.hex()
-        names = self.record_head["seats"]
-        self.record_head["result"] = {"scores": dict(zip(names, state.scores(), strict=True))}
-        over = GameOver(
-            room=self.id,
-            seq=self._next(),
-            scores=state.scores(),
-            winners=state.winners(),
-            seed=self.seed.hex(),
-            commitment=state.commitment(),
-        )
+        gamerecord.finish(self.record_head, self.seed.hex(), state)
+        over = gamerecord.game_over(self.id, self._next(), state, self.seed.hex())
         return [self._keep(Outgoing(over)), self._room_update()]
 
     def chat(self, seat: int | None, sender: str, text: str) -> list[Outgoing]:
@@ -640,56 +432,7 @@ class RoomCore:
             )
         ]
 
-    # --- views and resume -------------------------------------------------------------
-
-    def snapshot(self, seat: int | None) -> Snapshot:
-        view = self.state.view(seat) if self.state is not None else {}
-        turn = None
-        if self.window_id is not None and self.deadline is not None and self.state is not None:
-            turn = TurnWindow(
-                window=self.window_id,
-                deadline=int(self.deadline * 1000),
-                actors=_actors(self.state),
-            )
-        return Snapshot(
-            room=self.id, seq=self.seq, seat=seat, view=view, info=self.info(), turn=turn
-        )
-
-    def since(self, last_seq: int, seat: int | None) -> list[RoomMessage] | None:
-        """The messages after `last_seq` as `seat` saw them, or None if they aged out."""
-        if last_seq > self.seq:
-            return None
-        if last_seq == self.seq:
-            return []
-        first = self.log.first_seq
-        if first is None or first > last_seq + 1:
-            return None
-        return self.log.messages(last_seq + 1 - first, seat)
-
-    def legal(
-        self, seat: int | None, view: bool = True
-    ) -> tuple[int | None, list[dict[str, Any]], dict[str, Any] | None]:
-        """The open window, the seat's legal actions and its view (None if not `view`),
-        also after the game."""
-        state = self.state
-        if state is None:
-            raise errors.NotStartedError("the game has not started")
-        if seat is not None:
-            self._seat(seat)
-        seen = state.view(seat) if view else None
-        if seat is None or self.status == "over":
-            return self.window_id, [], seen
-        return self.window_id, state.legal_actions(seat), seen
-
     # --- helpers --------------------------------------------------------------------------
-
-    def _not_started(self) -> None:
-        """Seats are joined and filled with bots before the start only (the catalogue's
-        `already-started`); every seat is held once the game runs."""
-        if self.status == "over":
-            raise errors.GameOverError("the game in this room is over")
-        if self.status == "playing":
-            raise errors.AlreadyStartedError("the game has started: its seats are all held")
 
     def _playing(self) -> State:
         if self.state is None:
@@ -724,22 +467,6 @@ def _in_action(message: str) -> str:
     `act: ... - at `$.action...``."""
     head, at, path = message.rpartition(" - at `$")
     return f"act: {head}{at}.action{path}" if at else f"act: {message} - at `$.action`"
-
-
-def _actors(state: State) -> list[Actor]:
-    """The seats that must act now, with the kinds of action legal for each."""
-    return [Actor(seat=s, kinds=state.legal_kinds(s)) for s in state.actors()]
-
-
-def _distinct(names: list[str]) -> list[str]:
-    """Seat names as a record needs them: distinct (two players may both be "player")."""
-    out: list[str] = []
-    for name in names:
-        candidate, n = name, 2
-        while candidate in out:
-            candidate, n = f"{name} ({n})", n + 1
-        out.append(candidate)
-    return out
 
 
 def _merge_defaults(done: Iterable[SeatAction]) -> list[SeatAction]:

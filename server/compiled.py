@@ -51,7 +51,6 @@ MODULES = (
     "dicehall.server.outgoing",
     "dicehall.server.peer",
     "dicehall.server.room",
-    "dicehall.server.roomlog",
     "dicehall.server.roomstate",
     "dicehall.server.roomview",
 )

@@ -15,7 +15,7 @@ from dicehall.protocol.messages.server import GameOver
 from dicehall.rules import State
 from dicehall.rules.records import new_record
 
-from .roomlog import RecordLog
+from .outgoing import RecordLog
 from .seat import Seat
 from .snapshot import SavedRoom, SnapshotError
 

@@ -49,8 +49,7 @@ from dicehall.rules.actions import wire_action
 from dicehall.rules.bots import bot_names
 
 from . import gamerecord, seating
-from .outgoing import Outgoing
-from .roomlog import RecordLog
+from .outgoing import Outgoing, RecordLog
 from .roomview import RoomView
 from .seat import Seat
 from .snapshot import SavedRoom

@@ -16,7 +16,7 @@ from dicehall.rules import Answered, Game, State
 from dicehall.rules.fair import new_seed
 
 from . import gamerecord, presence
-from .roomlog import MessageLog, RecordLog
+from .outgoing import MessageLog, RecordLog
 from .seat import Seat, Status
 from .snapshot import FORMAT, SavedRoom
 

@@ -27,18 +27,19 @@ from dicehall.server.commands import (
     SyncCmd,
 )
 from dicehall.server.hub import Hub
-from dicehall.server.outgoing import MSGPACK_ENCODER, Outgoing
-from dicehall.server.room import RoomCore
-from dicehall.server.room_task import run_room, stop_room
-from dicehall.server.roomlog import (
+from dicehall.server.outgoing import (
     _DICTIONARIES,
     LOG_BLOCK,
+    MSGPACK_ENCODER,
     MessageLog,
+    Outgoing,
     _Dictionary,
     _pack_block,
     _sized,
     _split,
 )
+from dicehall.server.room import RoomCore
+from dicehall.server.room_task import run_room, stop_room
 
 T0 = 1_767_225_600.0
 

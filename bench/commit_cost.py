@@ -32,10 +32,10 @@ from dicehall.server.backends.base import Backend, RoomSpec
 from dicehall.server.backends.memory import MemoryBackend
 from dicehall.server.backends.redis import RedisBackend
 from dicehall.server.backends.redis.resp import RespClient
-from dicehall.server.commands import ActCmd, JoinCmd, StartCmd
-from dicehall.server.hub import Hub
-from dicehall.server.outgoing import Outgoing
-from dicehall.server.room import RoomCore
+from dicehall.server.connections.hub import Hub
+from dicehall.server.rooms.commands import ActCmd, JoinCmd, StartCmd
+from dicehall.server.rooms.outgoing import Outgoing
+from dicehall.server.rooms.room import RoomCore
 
 SPEC = RoomSpec(game="qwixx", options={}, seats=4, turn_window=30, public=False)
 

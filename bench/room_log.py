@@ -16,7 +16,7 @@ import time
 import zlib
 
 from dicehall.rules import all_games
-from dicehall.server.outgoing import _DICTIONARIES, _pack_block, _sized, _unpack_block
+from dicehall.server.rooms.outgoing import _DICTIONARIES, _pack_block, _sized, _unpack_block
 
 from .room_memory import played_rooms
 

@@ -19,7 +19,7 @@ import tracemalloc
 
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.rules import all_games, get_game
-from dicehall.server.room import RoomCore
+from dicehall.server.rooms.room import RoomCore
 
 
 def played_rooms(

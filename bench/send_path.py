@@ -22,16 +22,16 @@ import uvloop
 from dicehall.protocol.messages.server import Event
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.protocol.wsframes import frames
-from dicehall.server.outbox import WireCache
-from dicehall.server.outgoing import Outgoing
-from dicehall.server.peer import Peer
-from dicehall.server.process import Server
-from dicehall.server.settings import Config
-from dicehall.server.writer import socket_outbox
+from dicehall.server.connections.outbox import WireCache
+from dicehall.server.connections.peer import Peer
+from dicehall.server.connections.writer import socket_outbox
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from dicehall.server.rooms.outgoing import Outgoing
 
 
 class CountingSocket:
-    """Stands in for the `FrameSocket` of `dicehall serve` (server/ws/): always writable,
+    """Stands in for the `FrameSocket` of `dicehall serve` (server/edge/ws/): always writable,
     takes whole frames as that socket does on its fast path, and counts the bytes."""
 
     on_shutdown: Callable[[], None] | None = None

@@ -33,12 +33,12 @@ import uvloop
 
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.protocol.wsframes import parse_header
-from dicehall.server.outbox import WireCache
-from dicehall.server.peer import Peer
-from dicehall.server.process import Server
-from dicehall.server.room import RoomCore
-from dicehall.server.settings import Config
-from dicehall.server.writer import socket_outbox
+from dicehall.server.connections.outbox import WireCache
+from dicehall.server.connections.peer import Peer
+from dicehall.server.connections.writer import socket_outbox
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from dicehall.server.rooms.room import RoomCore
 
 from .send_path import CountingSocket
 
@@ -83,7 +83,8 @@ class Seat:
 
 
 async def turns() -> None:
-    """The loop turns a flush waits for (server/outbox.py, `Flusher`: two after the commit)."""
+    """The loop turns a flush waits for (server/connections/outbox.py, `Flusher`: two after the
+    commit)."""
     for _ in range(3):
         await asyncio.sleep(0)
 
@@ -99,7 +100,7 @@ class Bench:
 
     async def timed(self, seat: Seat, frame: bytes) -> None:
         start = time.process_time()
-        request = seat.peer.take(frame)  # (as the endpoint does: server/app.py, `_receive`)
+        request = seat.peer.take(frame)  # (as the endpoint does: server/edge/app.py, `_receive`)
         if request is not None:
             await seat.peer.session.handle(request)
         await turns()

@@ -279,14 +279,14 @@ def cmd_loadtest(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from dicehall.server.settings import Config, SettingError
+    from dicehall.server.edge.settings import Config, SettingError
 
     try:
         config = Config.load(args=args)
     except SettingError as exc:
         args.parser.error(str(exc))
     try:
-        from dicehall.server.main import serve
+        from dicehall.server.edge.main import serve
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in SERVER_MODULES:
             raise  # not a missing extra: a bug
@@ -380,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the game server. Every flag has a DICEHALL_* environment variable"
         " (a flag wins); docs/operations.md has the same table.",
     )
-    from dicehall.server.settings import add_arguments
+    from dicehall.server.edge.settings import add_arguments
 
     add_arguments(s)
     s.set_defaults(func=cmd_serve, parser=s)

@@ -36,7 +36,7 @@ _CHAT_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\
 
 _SEPARATORS = re.compile(r"[\s_-]+")
 _HOUSE_BOT = re.compile(r"[a-z0-9_.:-]*-bot-[0-9]+|house:.*")
-"""The house bots' seat names (`KIND-bot-N`: server/room.py) and player ids (`house:KIND`),
+"""The house bots' seat names (`KIND-bot-N`: server/rooms/room.py) and player ids (`house:KIND`),
 compared after `_fold`."""
 
 

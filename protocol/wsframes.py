@@ -2,7 +2,7 @@
 payloads masked, server frames written whole, and the server's reader of a client's stream.
 
 Two hot paths frame WebSocket messages themselves instead of going through `websockets`'
-`Frame` objects: the server's (`dicehall serve`, server/ws/: its sans-I/O parser builds a
+`Frame` objects: the server's (`dicehall serve`, server/edge/ws/: its sans-I/O parser builds a
 generator chain and a `Frame` per frame, and its `send_*` a `Frame` per message; at
 thousands of requests and tens of thousands of deliveries a second that was a measurable
 share of the server's CPU, docs/benchmarks.md, "Load" and "Supported seams") and the load
@@ -122,11 +122,11 @@ def masked_frame(first: int, payload: bytes, key: bytes) -> bytes:
 #
 # The common case is simple enough to own: a whole, masked, unfragmented text or binary
 # frame within the size limit. Pings and pongs are read here too, so that the connection
-# decides how often to answer them (a ping flood: server/ws/protocol.py). Everything else
+# decides how often to answer them (a ping flood: server/edge/ws/protocol.py). Everything else
 # (close frames, fragments, reserved bits or opcodes, unmasked or oversized frames, data
 # frames once the connection is closing) is forwarded byte for byte, frame boundaries kept,
 # to a parser that owns the rules: `websockets.server.ServerProtocol`, driven through its
-# public `receive_data` by server/ws/protocol.py. So the closing handshake, the limits and
+# public `receive_data` by server/edge/ws/protocol.py. So the closing handshake, the limits and
 # the error close codes stay the library's.
 
 DATA = (TEXT, BINARY)

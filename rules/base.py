@@ -28,7 +28,7 @@ An answer held back: `apply_action` returns `[Answered(seat, held=True)]` alone 
 when the answer is in, the window stays open with the same id, and nobody else can see
 anything change but who has answered (`held_answer` reads it). The server keeps that
 event back, unnumbered, until the window resolves, so a shared window costs one commit
-rather than one per answer (server/room.py); tests/rules/test_conformance.py holds every
+rather than one per answer (server/rooms/room.py); tests/rules/test_conformance.py holds every
 game to it.
 """
 

@@ -41,7 +41,7 @@ def imported(path: Path) -> set[str]:
 
 def imports(path: Path) -> set[str]:
     """What `path` imports, by top-level name; dicehall's modules by their layer
-    (`dicehall.server.room` is "server")."""
+    (`dicehall.server.rooms.room` is "server")."""
     parts = [name.split(".") for name in imported(path)]
     return {p[1] if p[0] == "dicehall" and len(p) > 1 else p[0] for p in parts}
 
@@ -74,7 +74,9 @@ def test_the_rules_do_no_io() -> None:
 
 def test_the_checker_sees_a_wrong_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import asyncio\nfrom dicehall.server.room import RoomCore\nfrom . import x\n")
+    bad.write_text(
+        "import asyncio\nfrom dicehall.server.rooms.room import RoomCore\nfrom . import x\n"
+    )
     assert imports(bad) == {"asyncio", "server"}
 
 
@@ -101,7 +103,7 @@ its own commit)."""
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
-    """`server.ws.frames` for server/ws/frames.py (its name under dicehall)."""
+    """`server.ws.frames` for server/edge/ws/frames.py (its name under dicehall)."""
     parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -37,8 +37,8 @@ PER_GAME = [
     "tests/rules/test_records.py",
     "tests/rules/test_text.py",
     "tests/clients/test_terminal_scores.py",
-    "tests/server/test_snapshot.py",
-    "tests/server/test_journal.py",
+    "tests/server/rooms/test_snapshot.py",
+    "tests/server/hosting/test_journal.py",
     f"tests/rules/test_{NAME}.py",
 ]
 """The tests run over every registered game (by `all_games()` or `game_names()`)."""

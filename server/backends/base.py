@@ -19,11 +19,11 @@ from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 from dicehall.rules import get_game
 
-from ..commands import Command, R
+from ..connections.hub import Hub
 from ..hosting.host import RoomHost
-from ..hub import Hub
 from ..jsonvalue import JsonObject
-from ..room import RoomCore
+from ..rooms.commands import Command, R
+from ..rooms.room import RoomCore
 
 
 class RoomSpec(msgspec.Struct, kw_only=True):

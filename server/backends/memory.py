@@ -12,12 +12,12 @@ import msgspec
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ..actor import BotSpawner
+from ..connections.hub import Hub
+from ..hosting.actor import BotSpawner
 from ..hosting.host import RoomHost
 from ..hosting.store import RoomStore
-from ..hub import Hub
 from ..jsonvalue import JsonObject
-from ..room import RoomCore
+from ..rooms.room import RoomCore
 from .base import Backend, RoomSpec, new_room_id, page_of
 
 RECORD_LEVEL = 6

@@ -1,11 +1,11 @@
 """The history's HTTP API: what each endpoint answers, built from the store (the Starlette
-endpoints in server/app.py only parse the request and send these as JSON).
+endpoints in server/edge/app.py only parse the request and send these as JSON).
 
 Every answer is a msgspec Struct, so its JSON Schema is generated from the same classes
 (`python -m dicehall.server.history.api` writes docs/history/api.schema.json; a test keeps the two
 equal). Paging: a player's games by a `before` cursor (the last game's `next`, stable
 while games are added), a leaderboard by `offset`. Every parameter is parsed once, by
-server/params.py (a bad one is a 400).
+server/edge/params.py (a bad one is a 400).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import msgspec
 
 from dicehall.rules import all_games
 
+from ..edge.params import GAME_ID, PLAYER_ID, Params, cursor, identifier, number
 from ..jsonvalue import JsonObject
-from ..params import GAME_ID, PLAYER_ID, Params, cursor, identifier, number
 from .replays import NoReplay, ReplaysBusy, ReplayStep
 from .store import HistoryStore, PlayedSeat, Standing, StoredGame
 

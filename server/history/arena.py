@@ -16,7 +16,7 @@ import msgspec
 
 from dicehall.rules import get_game
 
-from ..identity import house_player
+from ..connections.identity import house_player
 from ..jsonvalue import JsonObject
 from .paths import default_db
 from .ratings import ladder_of

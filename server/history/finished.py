@@ -12,7 +12,7 @@ from .ratings import ladder_of
 from .store import FinishedGame, SeatResult
 
 if TYPE_CHECKING:
-    from dicehall.server.room import RoomCore
+    from dicehall.server.rooms.room import RoomCore
 
 
 def finished_game(core: RoomCore, finished_at: int) -> FinishedGame:

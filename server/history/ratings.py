@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
 
-from ..identity import HOUSE
+from ..connections.identity import HOUSE
 
 MODEL = PlackettLuce()
 """openskill's defaults: mu 25, sigma 25/3, beta 25/6 (a new rating's ordinal is 0)."""

@@ -30,7 +30,7 @@ from .store import HistoryStore
 from .writer import Report
 
 if TYPE_CHECKING:
-    from dicehall.server.room import RoomCore
+    from dicehall.server.rooms.room import RoomCore
 
 log = logging.getLogger("dicehall.history")
 

@@ -17,13 +17,13 @@ from typing import Any
 
 from dicehall.protocol.errors import NoSuchRoomError
 
-from ..actor import BotSpawner, CommitBatch, Pending, RoomActor
-from ..commands import Command, R
-from ..hub import Hub
-from ..outgoing import Outgoing
-from ..room import RoomCore
-from ..room_task import run_room, stop_room
+from ..connections.hub import Hub
+from ..rooms.commands import Command, R
+from ..rooms.outgoing import Outgoing
+from ..rooms.room import RoomCore
+from .actor import BotSpawner, CommitBatch, Pending, RoomActor
 from .local import LocalRooms
+from .room_task import run_room, stop_room
 from .store import Release, RoomStore
 
 log = logging.getLogger("dicehall.room")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dicehall.protocol.errors import NoSuchRoomError
 
-from ..actor import RoomActor, Tally
-from ..room import RoomCore
+from ..rooms.room import RoomCore
+from .actor import RoomActor, Tally
 
 
 class LocalRooms(dict[str, RoomActor]):

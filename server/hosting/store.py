@@ -11,8 +11,8 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 
-from ..actor import CommitBatch, Pending
-from ..room import RoomCore
+from ..rooms.room import RoomCore
+from .actor import CommitBatch, Pending
 
 
 class Release(enum.Enum):
@@ -30,7 +30,7 @@ class Release(enum.Enum):
 
 class RoomStore(ABC):
     journal = False
-    """Batches carry the commands run since the last commit (server/journal.py): the store
+    """Batches carry the commands run since the last commit (server/hosting/journal.py): the store
     replays them when another process takes the room over."""
     durable = False
     """Rooms outlive this process: each commit is made durable here before it is shown

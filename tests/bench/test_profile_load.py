@@ -8,13 +8,13 @@ from bench.profile_load import frame_name, summarize
 LOOP = "main (clients/cli.py:505);run (uvloop/loop.c:10)"
 STACKS = f"""\
 {LOOP};epoll_pwait (libc.so.6) 50
-{LOOP};Peer.room (server/peer.py:97);Outgoing.frame (server/outgoing.py:80) 30
-{LOOP};Peer.room (server/peer.py:98) 20
+{LOOP};Peer.room (server/connections/peer.py:97);Outgoing.frame (server/rooms/outgoing.py:80) 30
+{LOOP};Peer.room (server/connections/peer.py:98) 20
 """
 
 
 def test_frames_of_one_function_add_up_whatever_the_line() -> None:
-    assert frame_name("Peer.room (server/peer.py:97)") == "Peer.room (peer.py)"
+    assert frame_name("Peer.room (server/connections/peer.py:97)") == "Peer.room (peer.py)"
     assert frame_name("epoll_pwait (libc.so.6)") == "epoll_pwait (libc.so.6)"
 
 

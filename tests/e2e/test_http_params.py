@@ -1,5 +1,5 @@
 """Every HTTP endpoint of a real `dicehall serve` takes any parameter without a 500: what
-it cannot take is a 400 with a JSON error naming the parameter (server/params.py), what
+it cannot take is a 400 with a JSON error naming the parameter (server/edge/params.py), what
 it does not have a 404 (issue 39: `²`, numbers of thousands of digits and numbers of 2**63
 or more reached `int()` and SQLite and answered 500)."""
 

@@ -627,7 +627,7 @@ def load_yaml(path: Path) -> list[dict[str, Any]]:
 
 
 def app_env_vars() -> set[str]:
-    """Every DICEHALL_* variable `dicehall serve` reads (server/settings.py)."""
+    """Every DICEHALL_* variable `dicehall serve` reads (server/edge/settings.py)."""
     return set(re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "settings.py").read_text()))
 
 

@@ -25,14 +25,7 @@ from dicehall.rules.records import replay
 from tests.support.servers import ServerProcess
 
 from .helpers import metrics, new_room
-from .wire import (
-    MSGPACK,
-    NO_PROXY,
-    RawClient,
-    encode,
-    is_over,
-    seqs,
-)
+from .wire import MSGPACK, NO_PROXY, RawClient, encode, is_over, seqs
 
 # --- helpers ---------------------------------------------------------------------------------
 

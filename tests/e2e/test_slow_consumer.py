@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dicehall.server.ws import CLOSE_TIMEOUT
+from dicehall.server.edge.ws import CLOSE_TIMEOUT
 from tests.support.frames import StreamClient
 from tests.support.servers import ServerProcess, running_server
 from tests.support.wait import eventually

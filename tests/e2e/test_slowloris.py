@@ -1,6 +1,6 @@
 """Half-open connections against a real `dicehall serve` (issue 39): a request must arrive
 whole within `--request-timeout`, and a process holds at most `--max-pending` connections
-that are not yet past `hello` (server/gate.py)."""
+that are not yet past `hello` (server/edge/gate.py)."""
 
 from __future__ import annotations
 

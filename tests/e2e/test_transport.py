@@ -1,4 +1,4 @@
-"""The WebSocket transport under `dicehall serve` (server/ws/): frames as a client sends
+"""The WebSocket transport under `dicehall serve` (server/edge/ws/): frames as a client sends
 them, written by hand, and which path each connection took (`/metrics`).
 
 The fast path must be the one taken: an upgrade of uvicorn or websockets that turned it
@@ -19,7 +19,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
-from dicehall.server.ws import socket_of
+from dicehall.server.edge.ws import socket_of
 from tests.support.frames import StreamClient, client_frame
 from tests.support.servers import running_server
 

@@ -25,7 +25,7 @@ from tests.support.wait import eventually
 from .wire import RawClient
 
 STARTED = re.compile(r"worker (\d+) started \(pid (\d+)\)")
-"""The supervisor's report of a worker's start (server/workers.py)."""
+"""The supervisor's report of a worker's start (server/edge/workers.py)."""
 
 
 def free_ports_in_a_row(count: int, besides: int) -> int:

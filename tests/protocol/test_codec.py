@@ -73,7 +73,7 @@ def test_an_action_is_carried_as_the_map_it_is() -> None:
 
 def test_an_action_that_is_not_a_map_is_refused() -> None:
     """The protocol carries an action as a map; its `type` and fields are its game's to
-    check, in the room (tests/server/test_room.py, `SCHEMA_REFUSALS`)."""
+    check, in the room (tests/server/rooms/test_room.py, `SCHEMA_REFUSALS`)."""
     error = _error(Encoding.JSON, '{"type":"act","id":1,"room":"r1","action":[]}')
     assert isinstance(error, errors.InvalidMessageError)
     assert (error.message, error.request_id) == (

@@ -17,7 +17,10 @@ import pytest
 from dicehall.protocol import errors
 from dicehall.protocol.messages import client as requests
 from dicehall.server.backends import MemoryBackend, RoomSpec, base
-from dicehall.server.commands import (
+from dicehall.server.connections.hub import Hub
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from dicehall.server.rooms.commands import (
     ActCmd,
     JoinCmd,
     LeaveCmd,
@@ -27,11 +30,8 @@ from dicehall.server.commands import (
     SyncCmd,
     WatchCmd,
 )
-from dicehall.server.hub import Hub
-from dicehall.server.process import Server
-from dicehall.server.settings import Config
 
-from .test_session import Member, create, hello
+from .connections.test_session import Member, create, hello
 
 IDLE = 60.0
 

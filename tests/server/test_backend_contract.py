@@ -21,10 +21,10 @@ from dicehall.protocol.messages.server import GameOver, RoomMessage, Snapshot, W
 from dicehall.rules.records import replay
 from dicehall.server.backends import RoomSpec
 from dicehall.server.backends.base import Backend
-from dicehall.server.commands import ActCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
-from dicehall.server.outgoing import Outgoing
-from dicehall.server.process import Server
-from dicehall.server.settings import Config
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from dicehall.server.rooms.commands import ActCmd, JoinCmd, LegalCmd, PresenceCmd, StartCmd, SyncCmd
+from dicehall.server.rooms.outgoing import Outgoing
 from tests.support.redis import RedisServer
 from tests.support.wait import eventually
 

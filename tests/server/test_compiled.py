@@ -17,8 +17,8 @@ from dicehall.protocol.wsframes import frame as ws_frame
 from dicehall.rules import get_game
 from dicehall.rules.fair import Draw
 from dicehall.server.compiled import GAME_MARK, MODULES, compiled_modules
-from dicehall.server.outgoing import LOG_BLOCK
-from dicehall.server.room import RoomCore
+from dicehall.server.rooms.outgoing import LOG_BLOCK
+from dicehall.server.rooms.room import RoomCore
 from tests.support.servers import ROOT
 
 EXPECT_COMPILED = os.environ.get("DICEHALL_EXPECT_COMPILED") == "1"

@@ -16,8 +16,8 @@ from dicehall.protocol.messages.common import RoomInfo, SeatInfo
 from dicehall.protocol.messages.results import RoomsResult
 from dicehall.server.backends import RoomSpec
 
-from .test_bounds import running
-from .test_session import hello
+from .connections.test_bounds import running
+from .connections.test_session import hello
 
 
 async def test_every_rooms_reply_is_one_page_and_the_feature_walks_the_rest() -> None:

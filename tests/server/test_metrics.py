@@ -12,11 +12,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 
-from dicehall.server.app import create_app
-from dicehall.server.app import metrics as metrics_endpoint
+from dicehall.server.edge.app import create_app
+from dicehall.server.edge.app import metrics as metrics_endpoint
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
 from dicehall.server.metrics import FANOUT_BUCKETS, LatencyHistogram, ServerMetrics
-from dicehall.server.process import Server
-from dicehall.server.settings import Config
 
 DICEHALL = {
     "dicehall_connections": "gauge",
@@ -42,7 +42,7 @@ GATE = {
     "dicehall_connections_dropped_total": "counter",
     "dicehall_requests_timed_out_total": "counter",
 }
-"""The names the server's gate adds (server/gate.py)."""
+"""The names the server's gate adds (server/edge/gate.py)."""
 
 STATS = {"rooms": 3, "rooms_playing": 2, "seats_taken": 7, "windows_expired": 0}
 

@@ -13,11 +13,13 @@ from dicehall.protocol import errors
 from dicehall.protocol.messages.server import Chat, WindowClosed
 from dicehall.protocol.subprotocols import Encoding
 from dicehall.rules import get_game
-from dicehall.server.actor import CommitBatch, Pending, RoomActor
-from dicehall.server.app import _read_socket
 from dicehall.server.backends.base import RoomSpec
 from dicehall.server.backends.memory import MemoryBackend
-from dicehall.server.commands import (
+from dicehall.server.connections.hub import Hub
+from dicehall.server.edge.app import _read_socket
+from dicehall.server.hosting.actor import CommitBatch, Pending, RoomActor
+from dicehall.server.hosting.room_task import run_room, stop_room
+from dicehall.server.rooms.commands import (
     ActCmd,
     ChatCmd,
     JoinCmd,
@@ -26,8 +28,7 @@ from dicehall.server.commands import (
     StartCmd,
     SyncCmd,
 )
-from dicehall.server.hub import Hub
-from dicehall.server.outgoing import (
+from dicehall.server.rooms.outgoing import (
     _DICTIONARIES,
     LOG_BLOCK,
     MSGPACK_ENCODER,
@@ -38,8 +39,7 @@ from dicehall.server.outgoing import (
     _sized,
     _split,
 )
-from dicehall.server.room import RoomCore
-from dicehall.server.room_task import run_room, stop_room
+from dicehall.server.rooms.room import RoomCore
 
 T0 = 1_767_225_600.0
 

@@ -29,7 +29,6 @@ from dicehall.protocol.messages.server import (
     Window,
     WindowClosed,
 )
-from dicehall.server import snapshot
 from dicehall.server.backends.redis import RedisBackend
 from dicehall.server.backends.redis.keys import (
     HISTORY_WAITING,
@@ -45,10 +44,11 @@ from dicehall.server.backends.redis.keys import (
     reply_channel,
     snap_key,
 )
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
 from dicehall.server.hosting.store import Release
-from dicehall.server.process import Server
-from dicehall.server.room import RoomCore
-from dicehall.server.settings import Config
+from dicehall.server.rooms import snapshot
+from dicehall.server.rooms.room import RoomCore
 from tests.support.redis import (
     RedisServer,
     committed_log,
@@ -59,7 +59,7 @@ from tests.support.redis import (
 )
 from tests.support.wait import eventually
 
-from .test_session import Member, act, contiguous, create, hello
+from .connections.test_session import Member, act, contiguous, create, hello
 
 
 @pytest.fixture

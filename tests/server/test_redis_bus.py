@@ -28,9 +28,9 @@ from dicehall.protocol.messages import client as requests
 from dicehall.protocol.messages.server import Chat
 from dicehall.server.backends.redis.keys import command_channel, lease_key, reply_channel, reply_key
 from dicehall.server.backends.redis.packing import ANSWER, ENCODER, FORWARDED, Answer, Forwarded
-from dicehall.server.commands import ChatCmd, Command, CommandType, LegalCmd
-from dicehall.server.process import Server
-from dicehall.server.settings import Config
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from dicehall.server.rooms.commands import ChatCmd, Command, CommandType, LegalCmd
 from tests.support.redis import (
     RedisServer,
     backend_connections,
@@ -40,8 +40,8 @@ from tests.support.redis import (
 )
 from tests.support.wait import eventually
 
+from .connections.test_session import create, hello
 from .test_redis_backend import backend, processes, two_seats
-from .test_session import create, hello
 
 COMMANDS: msgspec.msgpack.Decoder[Command[Any]] = msgspec.msgpack.Decoder(CommandType)
 

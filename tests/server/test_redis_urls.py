@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio.connection import parse_url
 
 from dicehall.server.backends.redis.urls import RedisUrl, RedisUrlError, Tls, parse_redis_url
-from dicehall.server.settings import SettingError
+from dicehall.server.edge.settings import SettingError
 from tests.support.servers import ROOT
 from tests.support.tls import Certs
 

@@ -34,7 +34,7 @@ from dicehall.server.backends.redis.keys import lease_key, log_key, snap_key
 from dicehall.server.backends.redis.link import Link
 from dicehall.server.backends.redis.packing import unpack_outgoing
 from dicehall.server.backends.redis.urls import parse_redis_url
-from dicehall.server.outgoing import Outgoing
+from dicehall.server.rooms.outgoing import Outgoing
 from tests.support.servers import bindable
 from tests.support.tls import Certs
 

@@ -31,14 +31,14 @@ from dicehall.protocol import errors
 from dicehall.protocol.messages.common import RoomInfo
 from dicehall.protocol.messages.results import RoomsResult
 
-from ...actor import BotSpawner, Rider, RoomActor
 from ...cancelling import cancel_and_wait
-from ...commands import Command, R, Sync
+from ...connections.hub import Hub
+from ...hosting.actor import BotSpawner, Rider, RoomActor
 from ...hosting.host import RoomHost
-from ...hub import Hub
 from ...jsonvalue import JsonObject
-from ...outgoing import Outgoing
-from ...room import RoomCore
+from ...rooms.commands import Command, R, Sync
+from ...rooms.outgoing import Outgoing
+from ...rooms.room import RoomCore
 from ..base import Backend, RoomSpec, new_room_id, page_of
 from .bus import CommandBus
 from .connect import RedisClient, connect

@@ -29,8 +29,8 @@ from redis.exceptions import RedisError
 
 from dicehall.protocol import errors
 
-from ...actor import Reply, Rider, RoomActor
-from ...commands import (
+from ...hosting.actor import Reply, Rider, RoomActor
+from ...rooms.commands import (
     Command,
     CommandType,
     LegalCmd,

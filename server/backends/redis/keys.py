@@ -27,7 +27,7 @@ def lease_key(room: str) -> str:
 
 
 def snap_key(room: str) -> str:
-    """The room's snapshot (server/snapshot.py), as of the log's last entry."""
+    """The room's snapshot (server/rooms/snapshot.py), as of the log's last entry."""
     return f"dh:{{{room}}}:snap"
 
 
@@ -42,7 +42,7 @@ def record_log_key(room: str) -> str:
 
 
 def journal_key(room: str) -> str:
-    """The commands run since the snapshot, a batch per commit (server/journal.py)."""
+    """The commands run since the snapshot, a batch per commit (server/hosting/journal.py)."""
     return f"dh:{{{room}}}:journal"
 
 

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from ... import journal, snapshot
-from ...actor import CommitBatch, Pending
-from ...commands import ReopenCmd
+from ...hosting import journal
+from ...hosting.actor import CommitBatch, Pending
 from ...hosting.host import RoomHost
 from ...hosting.store import Release, RoomStore
-from ...room import RoomCore
+from ...rooms import snapshot
+from ...rooms.commands import ReopenCmd
+from ...rooms.room import RoomCore
 from .backoff import Backoff
 from .connect import raw as raw_bytes
 from .connect import stream_field

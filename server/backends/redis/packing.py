@@ -12,7 +12,7 @@ import msgspec
 
 from dicehall.protocol.subprotocols import Encoding
 
-from ...outgoing import Outgoing
+from ...rooms.outgoing import Outgoing
 
 ENCODER = msgspec.msgpack.Encoder()
 DECODER = msgspec.msgpack.Decoder()

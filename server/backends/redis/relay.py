@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from ...hub import Hub
-from ...outgoing import Outgoing
+from ...connections.hub import Hub
+from ...rooms.outgoing import Outgoing
 from .connect import stream_field
 from .keys import event_channel, log_key
 from .link import Link

@@ -13,15 +13,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .keys import (
-    history_key,
-    journal_key,
-    lease_key,
-    log_key,
-    record_key,
-    record_log_key,
-    snap_key,
-)
+from .keys import history_key, journal_key, lease_key, log_key, record_key, record_log_key, snap_key
 from .link import Link
 from .resp import Script
 from .resptypes import Arg, Reply
@@ -173,7 +165,7 @@ class CommitArgs:
     reply: RidingReply | None = None
     reply_ms: int = 0
     journal: bytes = b""
-    """The commands run since the last commit (server/journal.py), when no snapshot."""
+    """The commands run since the last commit (server/hosting/journal.py), when no snapshot."""
 
 
 def _word(raw: Reply) -> str:

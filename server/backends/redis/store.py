@@ -3,7 +3,7 @@
 A commit is one fenced script (scripts.py): the room's new messages appended to its log,
 what its record gained appended to the record's log, the snapshot written (or, between
 snapshots, the commands that made the messages appended to the room's journal:
-server/journal.py), the lease held, and only then the messages published and the
+server/hosting/journal.py), the lease held, and only then the messages published and the
 forwarded command's reply kept and published. What subscribers see is always committed,
 and one round trip does it all.
 
@@ -25,9 +25,9 @@ from redis.exceptions import RedisError
 
 from dicehall.protocol.messages.common import RoomInfo
 
-from ...actor import Entry
-from ...journal import encode as encode_journal
-from ...room import RoomCore
+from ...hosting.actor import Entry
+from ...hosting.journal import encode as encode_journal
+from ...rooms.room import RoomCore
 from .backoff import Backoff
 from .errors import Fenced
 from .keys import LOBBY, RECORD_TTL, event_channel

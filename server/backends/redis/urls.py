@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ...settings import SettingError
+from ...edge.settings import SettingError
 
 SENTINEL_PORT = 26379
 REDIS_PORT = 6379

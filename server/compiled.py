@@ -50,9 +50,11 @@ MODULES = (
     "dicehall.server.metrics",
     "dicehall.server.rooms.gamerecord",
     "dicehall.server.rooms.outgoing",
+    "dicehall.server.rooms.presence",
     "dicehall.server.rooms.room",
     "dicehall.server.rooms.roomstate",
     "dicehall.server.rooms.roomview",
+    "dicehall.server.rooms.seating",
 )
 
 

@@ -11,6 +11,7 @@ the diagram less its compiled modules), and no more than `MOST`.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 import sys
@@ -45,6 +46,15 @@ def documented() -> set[str]:
     section = text.split("### The act path", 1)[1].split("```", 2)[1]
     paths = re.findall(r"\b((?:server|protocol)/[\w/]+)\.py\b", section)
     return {"dicehall." + path.replace("/", ".") for path in paths}
+
+
+def module_of(path: str) -> str:
+    """`dicehall.server.rooms.room` for .../dicehall/server/rooms/room.py (the tree is
+    imported through dicehall/'s links); "" for a file of no project module."""
+    _, found, inside = path.rpartition("/dicehall/")
+    if not found or not inside.endswith(".py"):
+        return ""
+    return "dicehall." + inside.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 class Client:
@@ -115,7 +125,7 @@ async def test_an_act_crosses_the_modules_the_diagram_names(port: int) -> None:
             if event == "call":
                 task = asyncio.current_task()  # (None in a protocol's callback)
                 if task is None or task.get_name() != REAPER:
-                    crossed.add(frame.f_globals.get("__name__", ""))
+                    crossed.add(module_of(inspect.getfile(frame)))
 
         # The last answer of the shared window: its reply, then the window's events and
         # the next window fanned out to both seats.

@@ -3,7 +3,8 @@ path (durable in the store first, then shown through the hub), the hand-off of f
 games to history, who-has-answered progress, and closing rooms nobody is in.
 
 The store (server/hosting/store.py) says only what differs between deployments: where a
-commit is kept, the lobby, records, and what happens when a room stops running here.
+commit is kept, and what happens when a room is created, ends its game or stops running
+here.
 """
 
 from __future__ import annotations
@@ -184,10 +185,12 @@ class RoomHost:
         if not self.store.durable:  # nothing kept elsewhere: shown at once
             self._committed(batch, ending)
             return None
-        return self._commit_after(self.store.commit(batch, ending), batch, ending)
+        return self._commit_durably(batch, ending)
 
-    async def _commit_after(self, durable: Pending, batch: CommitBatch, ending: bool) -> None:
-        await durable
+    async def _commit_durably(self, batch: CommitBatch, ending: bool) -> None:
+        """(The store's commit is made here, when awaited: a room that stops first closes
+        this coroutine, and nothing of it was started.)"""
+        await self.store.commit(batch, ending)
         self._committed(batch, ending)
 
     def _committed(self, batch: CommitBatch, ending: bool) -> None:

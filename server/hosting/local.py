@@ -1,8 +1,4 @@
-"""The rooms this process runs, whichever backend decided they run here.
-
-Both backends keep their rooms' actors by id and count the same things about them for
-/metrics; this is that bookkeeping, once.
-"""
+"""The host's rooms by id, with what /metrics counts across them (server/hosting/host.py)."""
 
 from __future__ import annotations
 

@@ -628,7 +628,9 @@ def load_yaml(path: Path) -> list[dict[str, Any]]:
 
 def app_env_vars() -> set[str]:
     """Every DICEHALL_* variable `dicehall serve` reads (server/edge/settings.py)."""
-    return set(re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "settings.py").read_text()))
+    return set(
+        re.findall(r"\bDICEHALL_[A-Z_]+\b", (ROOT / "server" / "edge" / "settings.py").read_text())
+    )
 
 
 def test_the_dockerfile_copies_what_exists_and_runs_as_a_drainable_non_root_server() -> None:

@@ -170,7 +170,7 @@ async def test_a_text_frame_that_is_not_utf8_is_answered_malformed_and_logs_noth
             client.writer.write(StreamClient.request("ping", 3))
             assert await client.replies(1) == [3], "still open"
         finally:
-            client.close()
+            await client.aclose()
         assert server.terminate() == 0
         assert server.output() == "", "nothing logged at --log-level warning"
 

@@ -123,3 +123,10 @@ class StreamClient:
 
     def close(self) -> None:
         self.writer.close()
+
+    async def aclose(self) -> None:
+        """Close, and return once the socket is: a test that then blocks its loop (waiting
+        for a server to stop) would otherwise hold the socket open meanwhile, and the
+        server's goodbye would wait `CLOSE_TIMEOUT` for a close frame that never comes."""
+        self.writer.close()
+        await self.writer.wait_closed()

@@ -6,6 +6,8 @@ turn with nothing. The game ends when a seat has banked `goal` points, or after 
 of every seat.
 """
 
+# mypyc: compiled (a hot module: server/compiled.py)
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -59,6 +59,17 @@ def _wait(ready: Any, what: str, proc: subprocess.Popen[bytes], timeout: float =
         time.sleep(0.05)  # a process starting up offers no event to wait on
 
 
+def stop(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM, then SIGKILL if `proc` has not ended within `grace` seconds (a drain that
+    hangs must not hang the bench)."""
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
 def redis_calls(url: str) -> dict[str, int]:
     """Redis's count of every command it ran since it started, by command name."""
     port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
@@ -123,9 +134,4 @@ def dicehall_server(*args: str, advertise: bool = False) -> Iterator[tuple[str, 
         _wait(healthy, "dicehall serve", proc)
         yield f"ws://127.0.0.1:{port}/ws", proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc, 20)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.history_load import children
-from bench.processes import cpu_seconds, redis_server
+from bench.processes import cpu_seconds, redis_server, stop
 from dicehall.clients.loadtest import LoadConfig, progress_printer, run_loadtest
 from tests.support.servers import ROOT, free_port
 
@@ -65,12 +65,7 @@ def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
             pids = children(proc.pid) if workers > 1 else [proc.pid]
             yield f"ws://127.0.0.1:{port}/ws", pids, redis_pid
         finally:
-            proc.terminate()
-            try:
-                proc.wait(40)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+            stop(proc, 40)
 
 
 def step(args: argparse.Namespace, workers: int, rooms: int) -> dict[str, Any]:

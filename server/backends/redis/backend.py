@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Protocol
 
 import msgspec
@@ -72,6 +73,18 @@ class _Overdue(Protocol):
     def done(self) -> bool: ...
 
     def set_exception(self, exception: BaseException, /) -> None: ...
+
+
+def _settle(answer: asyncio.Future[R], done: asyncio.Future[R]) -> None:
+    """Settle `answer` as `done` was (unless its caller stopped waiting for it)."""
+    if answer.done():
+        return
+    if done.cancelled():
+        answer.cancel()
+    elif (exc := done.exception()) is not None:
+        answer.set_exception(exc)
+    else:
+        answer.set_result(done.result())
 
 
 class _Listed(msgspec.Struct):
@@ -157,7 +170,7 @@ class RedisBackend(Backend):
         host.show_progress = self._progress
         self.leases.host = host
         super().__init__(hub, host)
-        self.call = self._call
+        self.call = self._ask
         self._urls: dict[str, str | None] = {}
         """Where each process seen as an owner takes connections (None: not advertised)."""
         self._reply_ms = reply_ms
@@ -353,6 +366,49 @@ class RedisBackend(Backend):
         except (RedisError, TimeoutError):
             return None  # the client stays where it is: its requests are forwarded
 
+    def _ask(self, room: str, cmd: Command[R]) -> Awaitable[R]:
+        """`call`: a room run here is asked at once, and its answer is the actor's future
+        (or one settled from it when its commit is done): no coroutine on the way, which
+        was a tenth of what an act cost a Redis-backed process (docs/benchmarks.md, "Scale-out
+        that pays"). Everything else goes through `_call`: a room elsewhere or moving,
+        Redis away, this process stopping, and a command the room stopped before running."""
+        actor = self.host.actors.get(room)
+        if actor is None or self._stopping or not self.health.answering:
+            return self._call(room, cmd)
+        fut = actor.submit(cmd)
+        if not fut.done():
+            answer: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+            self._waiting[fut] = time.monotonic() + self._patience
+            fut.add_done_callback(functools.partial(self._answer, room, cmd, answer))
+            return answer
+        if fut.cancelled():
+            return self._call(room, cmd)
+        if fut.exception() is None:
+            self._synced(room, fut.result())
+        return fut
+
+    def _answer(
+        self, room: str, cmd: Command[R], answer: asyncio.Future[R], fut: asyncio.Future[R]
+    ) -> None:
+        self._waiting.pop(fut, None)
+        if answer.done():  # (its caller stopped waiting)
+            return
+        if fut.cancelled():  # the room stopped here before running it: ask where it is now
+            retry = asyncio.ensure_future(self._call(room, cmd))
+            retry.add_done_callback(functools.partial(_settle, answer))
+            return
+        exc = fut.exception()
+        if exc is not None:
+            answer.set_exception(exc)
+            return
+        result = fut.result()
+        self._synced(room, result)
+        answer.set_result(result)
+
+    def _synced(self, room: str, result: object) -> None:
+        if type(result) is Sync:
+            self.relay.synced(room, result.seq)
+
     async def _call(self, room: str, cmd: Command[R]) -> R:
         """`call`: run `cmd` on the owner, waiting (within about two leases) while the room moves
         between processes or Redis is away; only a command that may have run is failed."""
@@ -376,8 +432,7 @@ class RedisBackend(Backend):
                     ) from exc
                 await asyncio.sleep(0.05)
                 continue
-            if isinstance(result, Sync):
-                self.relay.synced(room, result.seq)
+            self._synced(room, result)
             return result
 
     async def _run_here(

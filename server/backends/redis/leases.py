@@ -273,10 +273,13 @@ class Leases(RoomStore):
                 for room, actor in self.rooms.actors.items()
                 if written.get(room, 0.0) < fresh
             ]
-            renewals = [
-                renew(self._link(), room, self.proc, self.lease_ms) for room, _ in owned
-            ]  # sent together: one write and one round trip on a standalone Redis
-            statuses = await asyncio.gather(*renewals, return_exceptions=True)
+            if not owned:
+                continue
+            try:  # (one script call: ~0.1 ms of the process's CPU a room renewed apart)
+                rooms = [room for room, _ in owned]
+                statuses = await renew(self._link(), rooms, self.proc, self.lease_ms)
+            except RedisError:
+                continue
             for (room, actor), status in zip(owned, statuses, strict=True):
                 if status is Renewal.LOST:
                     self.lose(room, actor.core)

@@ -74,6 +74,10 @@ class Link(ABC):
     every pub/sub message; `on_down` / `on_up` say when the subscription was lost and when
     it is whole again (what was published in between must be read from the logs)."""
 
+    multi_room = True
+    """A script may name the keys of several rooms (a cluster runs a script on the keys of
+    one slot only)."""
+
     def __init__(self, on_message: OnMessage, on_down: Signal, on_up: Signal) -> None:
         self.on_message = on_message
         self.on_down = on_down
@@ -185,6 +189,8 @@ class StandaloneLink(Link):
 class ClusterLink(Link):
     """Sharded pub/sub (SPUBLISH / SSUBSCRIBE) through redis-py's cluster client, read by a
     task of its own that reconnects with backoff."""
+
+    multi_room = False
 
     def __init__(
         self,

@@ -8,10 +8,12 @@ script's every check comes before its first write: one that returns early change
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from dataclasses import dataclass
 
 import msgspec
+from redis.exceptions import RedisError
 
 from .keys import history_key, journal_key, lease_key, log_key, record_key, record_log_key, snap_key
 from .link import Link
@@ -42,15 +44,21 @@ class Committed(enum.StrEnum):
 
 
 _RENEW = Script("""
-local lease = KEYS[1]
+-- Each lease of KEYS held by ARGV[1] runs for another ARGV[2] ms; each one's status.
 local owner, ttl_ms = ARGV[1], ARGV[2]
-local holder = redis.call('get', lease)
-if holder == owner then
-  redis.call('pexpire', lease, ttl_ms)
-  return 'renewed'
+local statuses = {}
+for i, lease in ipairs(KEYS) do
+  local holder = redis.call('get', lease)
+  if holder == owner then
+    redis.call('pexpire', lease, ttl_ms)
+    statuses[i] = 'renewed'
+  elseif not holder then
+    statuses[i] = 'gone'
+  else
+    statuses[i] = 'lost'
+  end
 end
-if not holder then return 'gone' end
-return 'lost'
+return statuses
 """)
 
 _RELEASE = Script("""
@@ -62,66 +70,84 @@ return 'released'
 """)
 
 _COMMIT = Script("""
-local lease, log, snap, record_key, record_log = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local journal_key, history_key, reply_key = KEYS[6], KEYS[7], KEYS[8]
-local owner, lease_ms, history = ARGV[1], ARGV[2], ARGV[3]
-local snapshot, record, record_ttl = ARGV[4], ARGV[5], ARGV[6]
-local rewrite, seq = ARGV[7] == '1', tonumber(ARGV[8])
-local publish, channel, payload = ARGV[9], ARGV[10], ARGV[11]
-local record_done, record_new = tonumber(ARGV[12]), ARGV[13]
-local reply, reply_ms, reply_channel = ARGV[14], ARGV[15], ARGV[16]
-local journal = ARGV[17]
-local ENTRIES = 18  -- then seq, message pairs in order
+-- One room's commit: K its keys, A its arguments (`commit_args`).
+local function commit(K, A)
+  local lease, log, snap, record_key, record_log = K[1], K[2], K[3], K[4], K[5]
+  local journal_key, history_key, reply_key = K[6], K[7], K[8]
+  local owner, lease_ms, history = A[1], A[2], A[3]
+  local snapshot, record, record_ttl = A[4], A[5], A[6]
+  local rewrite, seq = A[7] == '1', tonumber(A[8])
+  local publish, channel, payload = A[9], A[10], A[11]
+  local record_done, record_new = tonumber(A[12]), A[13]
+  local reply, reply_ms, reply_channel = A[14], A[15], A[16]
+  local journal = A[17]
+  local ENTRIES = 18  -- then seq, message pairs in order
 
-local holder = redis.call('get', lease)
-if holder and holder ~= owner then return 'fenced' end
-local last = 0
-local top = redis.call('xrevrange', log, '+', '-', 'COUNT', 1)
-if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
-if last > seq then return 'fenced' end
-local first = seq + 1
-if #ARGV >= ENTRIES then first = tonumber(ARGV[ENTRIES]) end
--- a commit sent again (its reply was lost) appends its commands once
-local fresh = last < first
-if rewrite then
-  redis.call('del', log)
-  last = 0
-else
-  if last < first - 1 then return 'behind' end
-  if record_done > 0 and redis.call('strlen', record_log) ~= record_done then
-    return 'behind'
+  local holder = redis.call('get', lease)
+  if holder and holder ~= owner then return 'fenced' end
+  local last = 0
+  local top = redis.call('xrevrange', log, '+', '-', 'COUNT', 1)
+  if #top > 0 then last = tonumber(string.match(top[1][1], '^%d+')) end
+  if last > seq then return 'fenced' end
+  local first = seq + 1
+  if #A >= ENTRIES then first = tonumber(A[ENTRIES]) end
+  -- a commit sent again (its reply was lost) appends its commands once
+  local fresh = last < first
+  if rewrite then
+    redis.call('del', log)
+    last = 0
+  else
+    if last < first - 1 then return 'behind' end
+    if record_done > 0 and redis.call('strlen', record_log) ~= record_done then
+      return 'behind'
+    end
   end
-end
-redis.call('set', lease, owner, 'PX', lease_ms)
-if rewrite or record_done == 0 then
-  redis.call('set', record_log, record_new)
-elseif record_new ~= '' then
-  redis.call('append', record_log, record_new)
-end
-for i = ENTRIES, #ARGV, 2 do
-  if tonumber(ARGV[i]) > last then
-    redis.call('xadd', log, 'MAXLEN', '~', history, ARGV[i] .. '-1', 'm', ARGV[i + 1])
+  redis.call('set', lease, owner, 'PX', lease_ms)
+  if rewrite or record_done == 0 then
+    redis.call('set', record_log, record_new)
+  elseif record_new ~= '' then
+    redis.call('append', record_log, record_new)
   end
+  for i = ENTRIES, #A, 2 do
+    if tonumber(A[i]) > last then
+      redis.call('xadd', log, 'MAXLEN', '~', history, A[i] .. '-1', 'm', A[i + 1])
+    end
+  end
+  if snapshot ~= '' then
+    redis.call('set', snap, snapshot)
+    redis.call('del', journal_key)
+  elseif journal ~= '' and fresh then
+    redis.call('rpush', journal_key, journal)
+  end
+  if record ~= '' then
+    redis.call('set', record_key, record, 'EX', record_ttl)
+    -- the game's end: history must have it (noted as long as the record is kept)
+    redis.call('set', history_key, 'waiting', 'NX', 'EX', record_ttl)
+  end
+  local heard = false
+  if payload ~= '' then heard = redis.call(publish, channel, payload) > 0 end
+  if reply ~= '' then
+    redis.call('set', reply_key, reply, 'PX', reply_ms)
+    redis.call(publish, reply_channel, reply)
+  end
+  if heard then return 'heard' end
+  return 'written'
 end
-if snapshot ~= '' then
-  redis.call('set', snap, snapshot)
-  redis.call('del', journal_key)
-elseif journal ~= '' and fresh then
-  redis.call('rpush', journal_key, journal)
+
+-- ARGV[1] rooms, then per room: its key count, its argument count, its arguments; KEYS
+-- holds each room's keys in the same order. A room's status does not stop the others.
+local statuses = {}
+local k, a = 0, 2
+for r = 1, tonumber(ARGV[1]) do
+  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  a = a + 2
+  local K, A = {}, {}
+  for i = 1, nk do K[i] = KEYS[k + i] end
+  for i = 1, na do A[i] = ARGV[a + i - 1] end
+  k, a = k + nk, a + na
+  statuses[r] = commit(K, A)
 end
-if record ~= '' then
-  redis.call('set', record_key, record, 'EX', record_ttl)
-  -- the game's end: history must have it (noted as long as the record is kept)
-  redis.call('set', history_key, 'waiting', 'NX', 'EX', record_ttl)
-end
-local heard = false
-if payload ~= '' then heard = redis.call(publish, channel, payload) > 0 end
-if reply ~= '' then
-  redis.call('set', reply_key, reply, 'PX', reply_ms)
-  redis.call(publish, reply_channel, reply)
-end
-if heard then return 'heard' end
-return 'written'
+return statuses
 """)
 
 
@@ -172,7 +198,11 @@ def _word(raw: Reply) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
-async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
+Call = tuple[list[str], list[Arg]]
+"""One room's commit: its keys and its arguments."""
+
+
+def commit_args(room: str, args: CommitArgs) -> Call:
     keys = [lease_key(room), log_key(room), snap_key(room), record_key(room)]
     keys += [record_log_key(room), journal_key(room), history_key(room)]
     reply = args.reply
@@ -199,11 +229,41 @@ async def commit(link: Link, room: str, args: CommitArgs) -> Committed:
     ]
     for seq, entry in args.entries:
         argv += [seq, entry]
-    return Committed(_word(await link.script(_COMMIT, keys, argv)))
+    return keys, argv
 
 
-async def renew(link: Link, room: str, owner: str, ttl_ms: int) -> Renewal:
-    return Renewal(_word(await link.script(_RENEW, [lease_key(room)], [owner, ttl_ms])))
+async def commit(link: Link, calls: list[Call]) -> list[Committed]:
+    """Commit several rooms in one script call, atomically; each room's status in order.
+    (In a cluster, only rooms whose keys share a slot: one room, in practice.)"""
+    keys: list[str] = []
+    argv: list[Arg] = [len(calls)]
+    for room_keys, room_args in calls:
+        keys += room_keys
+        argv += [len(room_keys), len(room_args)]
+        argv += room_args
+    reply = await link.script(_COMMIT, keys, argv)
+    if not isinstance(reply, list) or len(reply) != len(calls):
+        raise RedisError(f"a commit of {len(calls)} rooms answered {reply!r}")
+    return [Committed(_word(word)) for word in reply]
+
+
+RENEW_MAX = 1000
+"""Leases per renewal call."""
+
+
+async def renew(link: Link, rooms: list[str], owner: str, ttl_ms: int) -> list[Renewal]:
+    """Renew the leases of `rooms` in one script call (one per room in a cluster, sent
+    together); each one's status in order."""
+    if link.multi_room:  # (in calls of a few milliseconds of Redis's time at most)
+        leases = [lease_key(room) for room in rooms]
+        calls = [leases[i : i + RENEW_MAX] for i in range(0, len(leases), RENEW_MAX)]
+    else:
+        calls = [[lease_key(room)] for room in rooms]
+    replies = await asyncio.gather(*(link.script(_RENEW, keys, [owner, ttl_ms]) for keys in calls))
+    statuses = [word for reply in replies for word in (reply if isinstance(reply, list) else [])]
+    if len(statuses) != len(rooms):
+        raise RedisError(f"renewing {len(rooms)} leases answered {replies!r}")
+    return [Renewal(_word(word)) for word in statuses]
 
 
 async def release(link: Link, room: str, owner: str) -> bool:

@@ -30,10 +30,11 @@ from ...hosting.journal import encode as encode_journal
 from ...rooms.room import RoomCore
 from .backoff import Backoff
 from .errors import Fenced
+from .groupcommit import GroupCommit
 from .keys import LOBBY, RECORD_TTL, event_channel
 from .link import Link
 from .packing import ENCODER, pack_outgoing
-from .scripts import CommitArgs, Committed, RidingReply, commit
+from .scripts import CommitArgs, Committed, RidingReply
 
 log = logging.getLogger("dicehall.redis")
 
@@ -59,6 +60,7 @@ class FencedStore:
         advertised: Callable[[RoomInfo], RoomInfo],
     ) -> None:
         self._link = link
+        self.group = GroupCommit(link)
         self.proc = proc
         self.lease_ms = lease_ms
         self.history = history
@@ -182,8 +184,7 @@ class FencedStore:
         record_log = core.record_log.data
         size = len(record_log)
         done = 0 if rewrite else min(self._record_written.get(core.id, 0), size)
-        status = await commit(
-            self._link(),
+        status = await self.group.submit(
             core.id,
             CommitArgs(
                 owner=self.proc,

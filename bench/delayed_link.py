@@ -13,11 +13,13 @@ The delay, `delay_ms` each way, comes from `tc qdisc ... netem` on both veth end
 kernel has netem (probed by adding it). A kernel without qdiscs (no modules, as on this
 machine) gets a relay instead: a TCP proxy that runs inside the namespace next to
 redis-server (`python -m bench.delayed_link relay`) and forwards each chunk no earlier
-than `delay_ms` after it read it, in each direction, in order. Each direction has a reader
-thread and a sender thread that sleeps until each chunk's due time (asyncio's timers are
-about 1 ms coarse; the sender's timer slack is set to 1 ns, so it wakes within some tens
-of µs). Which of the two is in use, and the PING round trip measured across the link with
-and without it, are in `DelayedRedis`.
+than `delay_ms` after it read it, in each direction, in order. One thread reads every
+socket and stamps each chunk with its due time; one sender thread takes them in that
+order, sleeps until each is due and sends it (asyncio's timers are about 1 ms coarse: the
+sender's timer slack is 1 ns, its sleeps end early by what they overshoot on average and
+the last µs are spun). It runs at nice -10: a wire is not slowed by the machine's load.
+Which of the two is in use, and the PING round trip measured across the link with and
+without it, are in `DelayedRedis`; so is how late the relay sent chunks under load.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import queue
 import random
 import re
 import select
+import selectors
 import signal
 import socket
 import subprocess
@@ -81,6 +84,20 @@ class DelayedRedis:
     """PING round trips across the veth pair before the delay was added."""
     rtt_ms: list[float]
     """PING round trips across the delayed link."""
+    relay: subprocess.Popen[bytes] | None = None
+
+    def relay_lateness(self) -> dict[str, float] | None:
+        """How late the relay sent chunks (µs after their due time: n, p50, p99, max)
+        since the last call; None with netem. The relay's own queueing under load, which
+        the idle PING round trip does not show."""
+        if self.relay is None or self.relay.stdout is None:
+            return None
+        self.relay.send_signal(signal.SIGUSR1)
+        ready, _, _ = select.select([self.relay.stdout], [], [], 10)
+        line = self.relay.stdout.readline().decode() if ready else ""
+        if not line.startswith("lateness "):
+            raise RuntimeError(f"the relay did not report ({line!r})")
+        return {k: float(v) for k, v in (f.split("=") for f in line.split()[1:])}
 
     @property
     def url(self) -> str:
@@ -227,9 +244,9 @@ def ping_rtts(host: str, port: int, count: int = 200) -> list[float]:
 
 
 @contextlib.contextmanager
-def _relay(link: Link, target: int, delay_ms: float) -> Iterator[int]:
-    """The delaying relay in the link's namespace, listening on the far end's address;
-    yields its port once it listens."""
+def _relay(link: Link, target: int, delay_ms: float) -> Iterator[subprocess.Popen[bytes]]:
+    """The delaying relay in the link's namespace, listening on the far end's address
+    (RELAY_PORT), once it listens."""
     cmd = [sys.executable, "-m", "bench.delayed_link", "relay", link.peer_ip, str(target)]
     proc = subprocess.Popen(
         ["ip", "netns", "exec", link.namespace, *cmd, str(delay_ms)],
@@ -241,9 +258,9 @@ def _relay(link: Link, target: int, delay_ms: float) -> Iterator[int]:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         line = proc.stdout.readline() if ready else b""
-        if not line.startswith(b"listening "):
+        if line != f"listening {RELAY_PORT}\n".encode():
             raise RuntimeError(f"the relay did not start (status {proc.poll()})")
-        yield int(line.split()[1])
+        yield proc
     finally:
         stop(proc, 5)
         if proc.stdout is not None:
@@ -272,14 +289,16 @@ def redis_behind_delay(
         _wait(lambda: bool(ping_rtts(link.peer_ip, port, 1)), "redis-server", proc)
         ping_rtts(link.peer_ip, port, 50)  # (warm: the first round trips are slower)
         bare = ping_rtts(link.peer_ip, port)
+        relay = None
         if add_netem(link, delay_ms):
             method = "netem"
         else:
             method = "relay"
-            port = stack.enter_context(_relay(link, port, delay_ms))
+            relay = stack.enter_context(_relay(link, port, delay_ms))
+            port = RELAY_PORT
         ping_rtts(link.peer_ip, port, 50)
         rtts = ping_rtts(link.peer_ip, port)
-        yield DelayedRedis(link, port, proc.pid, delay_ms, method, bare, rtts)
+        yield DelayedRedis(link, port, proc.pid, delay_ms, method, bare, rtts, relay)
 
 
 def exit_on_sigterm() -> None:
@@ -297,6 +316,16 @@ def exit_on_sigterm() -> None:
 RELAY_PORT = 6380
 PR_SET_PDEATHSIG = 1
 PR_SET_TIMERSLACK = 29
+MAX_SPIN = 150e-6
+"""Seconds the sender spins at most before a chunk's due time (a sleep ends later than
+asked by about 70 µs on this VM)."""
+
+LATENESS: list[float] = []
+"""How late each chunk left (s), since the last report (SIGUSR1)."""
+
+Chunk = tuple[float, socket.socket, socket.socket, bytes]
+"""When it may leave, where from, where to, what (b"": the end of that direction, passed on
+as a FIN)."""
 
 
 def _prctl(option: int, value: int) -> None:
@@ -304,63 +333,92 @@ def _prctl(option: int, value: int) -> None:
     libc.prctl(option, value, 0, 0, 0)
 
 
-def _read(src: socket.socket, chunks: queue.SimpleQueue[tuple[bytes, float]], delay: float) -> None:
-    """Each chunk as it comes, stamped with the time it may leave; b"" at the end."""
-    with contextlib.suppress(OSError):
-        while data := src.recv(65536):
-            chunks.put((data, time.perf_counter() + delay))
-    chunks.put((b"", 0.0))
+def _read(server: socket.socket, target: int, delay: float, out: queue.SimpleQueue[Chunk]) -> None:
+    """Accept connections (each paired with one to 127.0.0.1:`target`) and read every
+    socket as bytes come, each chunk stamped with the time it may leave. One thread for
+    all: a few hundred connections (redis-py's pools) as threads of their own cost the
+    relay a core and stalled it."""
+    peers: dict[socket.socket, socket.socket] = {}
+    with selectors.DefaultSelector() as sel:
+        sel.register(server, selectors.EVENT_READ)
+        while True:
+            for key, _ in sel.select():
+                src = key.fileobj
+                assert isinstance(src, socket.socket)
+                if src is server:
+                    client, _ = server.accept()
+                    upstream = socket.create_connection(("127.0.0.1", target))
+                    for one, other in ((client, upstream), (upstream, client)):
+                        one.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                        peers[one] = other
+                        sel.register(one, selectors.EVENT_READ)
+                    continue
+                try:
+                    data = src.recv(65536)
+                except OSError:
+                    data = b""
+                out.put((time.perf_counter() + delay, src, peers[src], data))
+                if not data:
+                    sel.unregister(src)
+                    del peers[src]
 
 
-def _send(dst: socket.socket, chunks: queue.SimpleQueue[tuple[bytes, float]]) -> None:
-    """Each chunk no earlier than its due time, in order; the end passed on as a FIN."""
+def _send(chunks: queue.SimpleQueue[Chunk]) -> None:
+    """Each chunk no earlier than its due time, in the order read (which is the order of
+    their due times): one queue for the whole link, as a wire is. A socket is closed once
+    it has been read to its end and shut for writing."""
     _prctl(PR_SET_TIMERSLACK, 1)  # (this thread's sleeps end on time, not 50 µs later)
     late = 0.0
-    """How much later than asked a sleep ends here (a moving average, s): sleeps are cut
-    short by it, and the last µs before the due time spun."""
-    with contextlib.suppress(OSError):
-        while (item := chunks.get())[0]:
-            data, due = item
-            if (asked := due - time.perf_counter() - late) > 0:
-                slept = time.perf_counter()
-                time.sleep(asked)
-                late += (time.perf_counter() - slept - asked - late) / 8
-            while time.perf_counter() < due:
-                pass
-            dst.sendall(data)
-        dst.shutdown(socket.SHUT_WR)
+    """How much later than asked a sleep ends here (a moving average, s, at most
+    MAX_SPIN): sleeps are cut short by it, and the last µs before the due time spun. (The
+    cap: on a starved machine sleeps end late by milliseconds, and spinning for as long
+    would starve it further.)"""
+    ended: dict[socket.socket, int] = {}
+    """Sockets with one of their two sides (reading, writing) done."""
+    while True:
+        due, src, dst, data = chunks.get()
+        if (asked := due - time.perf_counter() - late) > 0:
+            slept = time.perf_counter()
+            time.sleep(asked)
+            late += (time.perf_counter() - slept - asked - late) / 8
+            late = min(max(late, 0.0), MAX_SPIN)
+        while (now := time.perf_counter()) < due:
+            pass
+        LATENESS.append(now - due)
+        with contextlib.suppress(OSError):  # (a reset: its reader learns it too)
+            if data:
+                dst.sendall(data)
+                continue
+            dst.shutdown(socket.SHUT_WR)
+        for sock in (src, dst):  # (src read to its end, dst shut for writing)
+            if ended.pop(sock, None):
+                sock.close()
+            else:
+                ended[sock] = 1
 
 
-def _direction(src: socket.socket, dst: socket.socket, delay: float) -> list[threading.Thread]:
-    chunks: queue.SimpleQueue[tuple[bytes, float]] = queue.SimpleQueue()
-    return [
-        threading.Thread(target=_read, args=(src, chunks, delay), daemon=True),
-        threading.Thread(target=_send, args=(dst, chunks), daemon=True),
-    ]
-
-
-def _connection(client: socket.socket, target: int, delay: float) -> None:
-    with client, socket.create_connection(("127.0.0.1", target)) as upstream:
-        for s in (client, upstream):
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threads = _direction(client, upstream, delay) + _direction(upstream, client, delay)
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+def _report(signum: int, frame: FrameType | None) -> None:
+    """One line on stdout: how late chunks left since the last report, in µs."""
+    taken = sorted(LATENESS)
+    LATENESS.clear()
+    n = len(taken)
+    at = [taken[min(n - 1, int(q * n))] * 1e6 if n else 0.0 for q in (0.5, 0.99, 1.0)]
+    print(f"lateness n={n} p50={at[0]:.0f} p99={at[1]:.0f} max={at[2]:.0f}", flush=True)
 
 
 def relay(host: str, target: int, delay_ms: float) -> None:
     """Forward `host`:RELAY_PORT to 127.0.0.1:`target`, `delay_ms` later each way."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # (gone with the bench, even after kill -9)
     signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
-    sys.setswitchinterval(5e-5)  # (a woken sender waits for the GIL at most this long)
-    with socket.create_server((host, RELAY_PORT), backlog=128) as server:
+    signal.signal(signal.SIGUSR1, _report)
+    sys.setswitchinterval(5e-5)  # (the woken sender waits for the GIL at most this long)
+    with contextlib.suppress(OSError):  # (a wire is not starved by the machine's load)
+        os.nice(-10)
+    chunks: queue.SimpleQueue[Chunk] = queue.SimpleQueue()
+    threading.Thread(target=_send, args=(chunks,), daemon=True).start()
+    with socket.create_server((host, RELAY_PORT), backlog=1024) as server:
         print(f"listening {RELAY_PORT}", flush=True)
-        while True:
-            client, _ = server.accept()
-            args = (client, target, delay_ms / 1000)
-            threading.Thread(target=_connection, args=args, daemon=True).start()
+        _read(server, target, delay_ms / 1000, chunks)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ data centre's hop away instead of on loopback (issue 35).
 redis-server runs in a network namespace of its own behind a veth pair, `--delay-ms` away
 each way: `tc netem` on the pair when the kernel has it, else a delaying relay inside the
 namespace (bench/delayed_link.py, which makes the link and tears it down). The output
-says which, and the PING round trip measured across the link and across the bare pair.
+says which, and the PING round trip measured across the link and across the bare pair;
+with the relay, also how late it sent chunks during each Redis run (its own queueing on a
+busy machine, which an idle PING does not show).
 
 Then, as bench.redis_load does, the same `dicehall loadtest` (Qwixx, 4 seats, about a roll
 a second per room, `--rooms` rooms) against (a) one memory `dicehall serve` and (b) two
@@ -74,7 +76,7 @@ def hop(args: argparse.Namespace, name: str, urls: list[str], pids: dict[str, in
 
 def run(args: argparse.Namespace, redis: DelayedRedis) -> dict[str, Any]:
     modes: list[str | None] = list(args.durability.split(",")) if args.durability else [None]
-    out: dict[str, Any] = {"load": {}, "hop": {}}
+    out: dict[str, Any] = {"load": {}, "hop": {}, "relay_lateness_us": {}}
     with dicehall_server() as (url, _):
         out["load"]["memory"] = figures(load(args, [url], args.rooms)[0])
     if args.hop_seconds > 0:
@@ -83,8 +85,10 @@ def run(args: argparse.Namespace, redis: DelayedRedis) -> dict[str, Any]:
     for db, mode in enumerate(modes, start=1):
         name = f"redis {mode or 'default'}"
         with redis_pair(redis, db, mode, advertise=True) as (urls, _):
+            redis.relay_lateness()  # (from now on)
             report_, redis_cpu = load(args, urls, args.rooms, redis.pid)
             out["load"][name] = figures(report_, redis_cpu)
+            out["relay_lateness_us"][name] = redis.relay_lateness()
         if args.hop_seconds > 0:
             with redis_pair(redis, db + len(modes), mode, advertise=False) as (urls, pids):
                 far = hop(args, "redis", urls, {**pids, "redis": redis.pid})
@@ -111,6 +115,13 @@ def tables(args: argparse.Namespace, out: dict[str, Any]) -> str:
             f"| {f['us_per_delivery']:.1f} | {f['us_per_delivery_with_redis']:.1f} "
             f"| {f['errors']} |"
         )
+    for name, late in out["relay_lateness_us"].items():
+        if late is not None:
+            lines.append(
+                f"\n{name}: the relay sent {late['n']:.0f} chunks, late by p50 "
+                f"{late['p50']:.0f} µs, p99 {late['p99']:.0f} µs, max {late['max']:.0f} µs "
+                "(whole run, warm-up included)"
+            )
     if out["hop"]:
         lines += [
             "",

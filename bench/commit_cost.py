@@ -54,6 +54,9 @@ class Counter:
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
         """(never called: it did not ask)"""
 
+    def rewound(self, room: str) -> None:
+        """(never called: no failover here)"""
+
 
 def core_of(backend: Backend, room: str) -> RoomCore:
     core = backend.local_room(room)

@@ -1,6 +1,7 @@
 """The Redis hop under `dicehall loadtest`: many rooms, memory against two Redis processes.
 
     python -m bench.redis_load [--rooms 100,250] [--duration 20] [--warmup 5] [--json FILE]
+        [--durability seen|behind] [--no-follow]
 
 For each number of rooms, one after the other with the same load (`dicehall loadtest`,
 Qwixx, 4 seats, a roll about every second per room, policy `legal`):
@@ -89,8 +90,9 @@ def step(args: argparse.Namespace, rooms: int) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         redis_url, rpid = stack.enter_context(redis_server(Path(tmp)))
-        a, _ = stack.enter_context(dicehall_server("--redis", redis_url, advertise=args.follow))
-        b, _ = stack.enter_context(dicehall_server("--redis", redis_url, advertise=args.follow))
+        flags = ("--redis", redis_url, "--durability", args.durability)
+        a, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
+        b, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
         report, redis_cpu = load(args, [a, b], rooms, rpid)
         redis = figures(report, redis_cpu)
     ratio = redis["us_per_delivery"] / memory["us_per_delivery"]
@@ -115,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         dest="follow",
         action="store_false",
         help="seats stay on the process they connected to (forwarding over Redis)",
+    )
+    p.add_argument(
+        "--durability",
+        choices=("seen", "behind"),
+        default="seen",
+        help="the Redis-backed processes' --durability",
     )
     args = p.parse_args(argv)
     results = []

@@ -27,6 +27,12 @@
   time (every `rooms` reply is one page, of at most `MAX_ROOMS_PAGE` rooms, saying the
   `total` and the `next` cursor, with or without the feature). Asked for, because the two
   fields are ones an older server would refuse.
+- `epochs`: `resume` may say the `epoch` of the room's history the client last processed
+  (from its last `snapshot` or `resume` reply), so that a room a failover took back to an
+  earlier point resumes with events wherever that is exact, and a snapshot only where the
+  client saw messages that were lost (docs/protocol.md, "Epochs"). Without it a client is
+  still never left with a lost message: it may get a snapshot where events would do.
+  Asked for, because `resume.epoch` is a field an older server would refuse.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ PROGRESS: Final = "progress"
 IDENTITY: Final = "identity"
 LEGAL_IN_WINDOW: Final = "legal_in_window"
 LOBBY_PAGES: Final = "lobby_pages"
+EPOCHS: Final = "epochs"
 
 SERVER_FEATURES: Final = (
     TIMESTAMPS,
@@ -47,6 +54,7 @@ SERVER_FEATURES: Final = (
     IDENTITY,
     LEGAL_IN_WINDOW,
     LOBBY_PAGES,
+    EPOCHS,
 )
 """What a v1 server offers, in `welcome.features` order."""
 

@@ -18,6 +18,7 @@ from .common import Action
 from .fields import (
     ChatText,
     Cursor,
+    Epoch,
     Name,
     Options,
     PageSize,
@@ -159,6 +160,9 @@ class Resume(Request, tag="resume", kw_only=True):
 
     room: RoomId
     last_seq: Seq
+    epoch: Epoch | None = None
+    """With the feature `epochs`: the room's `epoch` as of `last_seq` (its last `snapshot`
+    or `resume` reply said it)."""
 
 
 class Ping(Request, tag="ping", kw_only=True):

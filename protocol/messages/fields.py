@@ -40,6 +40,15 @@ Seq = Annotated[
     int,
     Meta(ge=0, le=MAX_SAFE_INT, description="Per-room sequence number; 1, 2, 3... no gaps."),
 ]
+Epoch = Annotated[
+    int,
+    Meta(
+        ge=0,
+        le=MAX_SAFE_INT,
+        description="Which history of a room its seqs number: it changes when a failover "
+        "took the room back to an earlier seq.",
+    ),
+]
 UnixMillis = Annotated[
     int, Meta(ge=0, le=MAX_SAFE_INT, description="Absolute time: unix milliseconds.")
 ]

@@ -31,6 +31,7 @@ from .common import GameInfo, HeldSeat, RoomInfo
 from .fields import (
     Count,
     Cursor,
+    Epoch,
     Hex64,
     JsonMap,
     Name,
@@ -147,6 +148,8 @@ class ResumeResult(Result, omit_defaults=True):
     seq: Seq
     url: ServerUrl | None = None
     """Where the room's server process takes connections (null: nowhere else to go)."""
+    epoch: Epoch = 0
+    """The room's epoch (absent: 0, a room no failover ever took back)."""
 
 
 class PingResult(Result):

@@ -18,6 +18,7 @@ from .common import Actor, ErrorBody, RoomInfo, SeatAction
 from .fields import (
     ChatText,
     Count,
+    Epoch,
     Hex64,
     JsonMap,
     Name,
@@ -81,8 +82,10 @@ class RoomMessage(ServerMessage):
 class Snapshot(RoomMessage, tag="snapshot"):
     """Everything a member needs to (re)draw a room, as of `seq`.
 
-    Sent after `join`, `spectate` and a `resume` whose missed messages aged out. Room
-    messages that follow continue from `seq` + 1.
+    Sent after `join`, `spectate` and a `resume` whose missed messages aged out, and
+    unasked when a failover took the room back to an earlier point (its `epoch` changed):
+    it replaces everything the client knew of the room, its last seq included, even a
+    higher one. Room messages that follow continue from `seq` + 1.
     """
 
     seat: Seat | None
@@ -92,6 +95,8 @@ class Snapshot(RoomMessage, tag="snapshot"):
     info: RoomInfo
     turn: TurnWindow | None = None
     """The open turn window, if any."""
+    epoch: Epoch = 0
+    """Which history of the room `seq` numbers (docs/protocol.md, "Epochs")."""
 
 
 class RoomUpdate(RoomMessage, tag="room", omit_defaults=True):

@@ -7,13 +7,17 @@ catch-up, keeping only messages newer than it (the `RoomStream` drops the rest).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Protocol
 
 from dicehall.protocol.messages.server import ServerMessage
 
 from ..backends import Rooms
-from ..rooms.commands import Sync
+from ..rooms.commands import Sync, SyncCmd
 from .hub import Hub, RoomStream
+
+log = logging.getLogger("dicehall.session")
 
 
 class MessageSink(Protocol):
@@ -32,6 +36,7 @@ class Membership:
         """Rooms whose messages the hub delivers to the stream."""
         self._subscribed: set[str] = set()
         """Rooms this session asked the backend to bring here (`Rooms.subscribe`)."""
+        self._resyncs: set[asyncio.Task[None]] = set()
 
     def attach(self, room: str) -> None:
         """Listen from now on, with nothing to catch up (an in-process house bot)."""
@@ -81,3 +86,21 @@ class Membership:
         held = self.stream.held.pop(room, [])
         self.stream.seen[room] = sync.seq
         self.stream.deliver(room, held)
+
+    def rewound(self, room: str, seat: int | None) -> None:
+        """A failover took the room back to an earlier point (docs/protocol.md, "Epochs"):
+        what this member was sent after it never happened. Hold what arrives and send a
+        snapshot first (the stream forgot its last seq: `RoomStream.rewound`)."""
+        task = asyncio.get_running_loop().create_task(self._resync(room, seat))
+        self._resyncs.add(task)
+        task.add_done_callback(self._resyncs.discard)
+
+    async def _resync(self, room: str, seat: int | None) -> None:
+        try:
+            sync: Sync = await self.rooms.call(room, SyncCmd(seat=seat))
+        except Exception as exc:  # (the member's next `resume` catches it up)
+            log.warning("room %s: a snapshot after its failover failed: %s", room, exc)
+            self.resume_held(room)
+            return
+        if room in self.members:
+            self.release(room, sync)

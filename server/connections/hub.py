@@ -12,7 +12,7 @@ place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from dicehall.protocol.messages.server import GameOver
@@ -32,6 +32,10 @@ class Member(Protocol):
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
         """Who has answered the open window (a `Progress`, unnumbered): for the members
         that asked for it and are up to date with the room."""
+
+    def rewound(self, room: str) -> None:
+        """A failover took the room back to an earlier point: what was delivered after it
+        never happened (docs/protocol.md, "Epochs")."""
 
 
 class Hub:
@@ -65,6 +69,10 @@ class Hub:
             for member in list(members):
                 member.deliver(room, outgoing)
 
+    def rewound(self, room: str) -> None:
+        for member in list(self._rooms.get(room, ())):
+            member.rewound(room)
+
     def progress(self, room: str, progress: Outgoing) -> None:
         members = self._progress.get(room)
         if members:
@@ -90,6 +98,8 @@ class RoomStream:
         """The last seq sent per room: a message that arrives twice is sent once."""
         self.progress = False
         """The `progress` feature is on: who has answered a shared window, as they do."""
+        self.on_rewound: Callable[[str], None] | None = None
+        """Sends a member of a room a failover took back its snapshot (the session's)."""
 
     def deliver(self, room: str, outgoing: list[Outgoing]) -> None:
         held = self.held.get(room)
@@ -109,6 +119,14 @@ class RoomStream:
                 if type(out.message) is GameOver:
                     del self.hosting[room]  # a finished room is nothing to host: off the limit
                     break
+
+    def rewound(self, room: str) -> None:
+        """Forget the last seq sent (the next ones number a new history) and hold what
+        arrives until the session sent the snapshot."""
+        self.seen.pop(room, None)
+        self.held[room] = []
+        if self.on_rewound is not None:
+            self.on_rewound(room)
 
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
         """(The hub calls only members that asked.) Sent only as of the last message sent

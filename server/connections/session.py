@@ -23,6 +23,7 @@ from prometheus_client import Counter
 
 from dicehall.protocol import errors
 from dicehall.protocol.features import (
+    EPOCHS,
     IDENTITY,
     LEGAL_IN_WINDOW,
     LEGAL_WITHOUT_VIEW,
@@ -144,6 +145,7 @@ class Session:
         """Rooms whose seat `hello` took back (held already, in `seats`), waiting for their
         `resume` to start the stream; the seat cannot act before it."""
         self.members = Membership(self.stream, sink, services.hub, services.rooms)
+        self.stream.on_rewound = lambda room: self.members.rewound(room, self.seats.get(room))
         self.closed = False
         self.timestamps = False
         """The `timestamps` feature is on: live room messages carry `sent_us`."""
@@ -154,6 +156,8 @@ class Session:
         with each window (the room keeps that per seat: `Seat.legal`)."""
         self.lobby_pages = False
         """The `lobby_pages` feature is on: `rooms` may name a `limit` and a `cursor`."""
+        self.epochs = False
+        """The `epochs` feature is on: `resume` may name the client's `epoch`."""
 
     # --- requests ------------------------------------------------------------------------
 
@@ -293,6 +297,7 @@ class Session:
         self.stream.progress = PROGRESS in features
         self.legal_in_window = LEGAL_IN_WINDOW in features
         self.lobby_pages = LOBBY_PAGES in features
+        self.epochs = EPOCHS in features
         result = results.HelloResult(
             name=self.name, seats=held, rejected=rejected, features=features
         )
@@ -419,6 +424,8 @@ class Session:
     @handles(requests.Resume)
     async def _resume(self, req: requests.Resume) -> Handled:
         room = req.room
+        if req.epoch is not None and not self.epochs:
+            raise errors.InvalidMessageError(f"`epoch` in `resume` needs the feature `{EPOCHS}`")
         seat: int | None
         if room in self.seats:
             seat = self.seats[room]
@@ -435,7 +442,7 @@ class Session:
             self.members.hold_again(room)
         try:
             sync: Sync = await self.services.rooms.call(
-                room, SyncCmd(seat=seat, last_seq=req.last_seq)
+                room, SyncCmd(seat=seat, last_seq=req.last_seq, epoch=req.epoch)
             )
         except BaseException:
             if fresh:
@@ -446,6 +453,7 @@ class Session:
             mode="events" if sync.messages is not None else "snapshot",
             seq=sync.seq,
             url=await self.services.rooms.owner_url(room),
+            epoch=sync.epoch,
         )
         return result, lambda: self.members.release(room, sync)
 

@@ -120,6 +120,7 @@ class Server:
             idle_seconds=config.idle_seconds,
             empty_seconds=config.empty_seconds,
             reply_timeout=config.redis_timeout,
+            write_behind_ms=config.write_behind_ms if config.durability == "behind" else None,
         )
 
     # --- lifecycle -------------------------------------------------------------------------

@@ -126,6 +126,23 @@ class Config:
         flag="--lease-ms",
         env="DICEHALL_LEASE_MS",
     )
+    durability: str = setting(
+        "seen",
+        "With --redis: `seen`, nothing is shown before it is written, and a room survives its"
+        " process with every message anyone saw; `behind`, shown at once and written every"
+        " --write-behind-ms, and a failover may take a room back to its last written point"
+        " (docs/protocol.md, Epochs).",
+        flag="--durability",
+        env="DICEHALL_DURABILITY",
+        choices=("seen", "behind"),
+    )
+    write_behind_ms: int = setting(
+        50,
+        "With --durability behind: how often a process writes its rooms; the most of a"
+        " room's history a failover can take back, but one Redis round trip.",
+        flag="--write-behind-ms",
+        env="DICEHALL_WRITE_BEHIND_MS",
+    )
     secret: bytes | None = setting(
         None,
         "Key that signs seat tokens; every process of a deployment must share it. Unset or"
@@ -300,6 +317,12 @@ class Config:
         """What makes these settings unusable together, in one line for the start-up
         error (None: nothing). Checked before anything starts, so a deployment that
         cannot work says so at once instead of running half of it."""
+        if self.durability not in ("seen", "behind"):
+            return f"--durability: expected seen or behind, got {self.durability!r}"
+        if self.durability == "behind" and self.redis is None:
+            return "--durability behind needs --redis: one process keeps its rooms in memory"
+        if self.write_behind_ms < 1:
+            return f"--write-behind-ms: expected at least 1, got {self.write_behind_ms}"
         n = self.workers
         if n < 1:
             return f"--workers: expected at least 1, got {n}"

@@ -90,14 +90,18 @@ def execute(core: RoomCore, cmd: Command[Any], now: float) -> tuple[Any, list[Ou
         case ChatCmd(seat=seat, sender=sender, text=text):
             out = core.chat(seat, sender, text)
             return out[0].seq, out
-        case SyncCmd(seat=seat, last_seq=last_seq, watch=watch):
+        case SyncCmd(seat=seat, last_seq=last_seq, watch=watch, epoch=epoch):
             core.spectate(watch)
-            messages = core.since(last_seq, seat) if last_seq is not None else None
+            messages = None
+            if last_seq is not None and core.continues(last_seq, epoch):
+                messages = core.since(last_seq, seat)
             progress = core.progress()
+            seq = core.seq
             if messages is not None:
-                sync = Sync(seq=core.seq, messages=messages, progress=progress)  # type: ignore[arg-type]
+                sync = Sync(seq=seq, epoch=core.epoch, messages=messages, progress=progress)  # type: ignore[arg-type]
                 return sync, []
-            return Sync(seq=core.seq, snapshot=core.snapshot(seat), progress=progress), []
+            snapshot = core.snapshot(seat)
+            return Sync(seq=seq, epoch=core.epoch, snapshot=snapshot, progress=progress), []
         case WatchCmd(delta=delta):
             core.spectate(delta)
             return None, []
@@ -242,6 +246,15 @@ class RoomActor:
         """Commands ran since the last commit (answers the room kept back): a hand-over
         writes the room before it lets go, so that none of them is lost."""
         return bool(self._journal)
+
+    def take_journal(self) -> list[Entry]:
+        """The commands run since the last commit (answers kept back), for a store that
+        writes the room as it is now: the next commit's batch no longer carries them."""
+        journal = self._journal
+        if not journal:
+            return []
+        self._journal = []
+        return journal
 
     def submit(self, cmd: Command[R], rider: Rider | None = None) -> asyncio.Future[R]:
         """Run `cmd` in turn; the future gets its result once its messages are committed

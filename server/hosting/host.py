@@ -182,10 +182,13 @@ class RoomHost:
         end handed to history, and a finished room everyone left closed."""
         core = batch.core
         ending = core.status == "over" and core.id not in self._ended
-        if not self.store.durable:  # nothing kept elsewhere: shown at once
-            self._committed(batch, ending)
-            return None
-        return self._commit_durably(batch, ending)
+        store = self.store
+        if store.durable and not store.behind:
+            return self._commit_durably(batch, ending)
+        if store.behind:  # (else nothing is kept elsewhere) shown now, written soon
+            store.write_behind(batch, ending)
+        self._committed(batch, ending)
+        return None
 
     async def _commit_durably(self, batch: CommitBatch, ending: bool) -> None:
         """(The store's commit is made here, when awaited: a room that stops first closes

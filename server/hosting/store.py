@@ -42,11 +42,19 @@ class RoomStore(ABC):
     async def create(self, core: RoomCore) -> bool:
         """Keep a new room: False if its id is taken (the host picks another)."""
 
+    behind = False
+    """A durable store that writes commits after they are shown (`write_behind`): a
+    failover may take a room back to its last written point (docs/protocol.md, "Epochs")."""
+
     def commit(self, batch: CommitBatch, ending: bool) -> Pending:
         """Make `batch` durable (a `durable` store): the coroutine to await before it is
         shown. `ending`: the batch commits the end of the game, the first time this
         process commits it."""
         raise NotImplementedError("a store that is not durable commits nothing")
+
+    def write_behind(self, batch: CommitBatch, ending: bool) -> None:
+        """Write `batch`, shown already, soon (a store that writes `behind`)."""
+        raise NotImplementedError("this store writes nothing behind")
 
     def game_over(self, core: RoomCore) -> None:
         """A game ended in a room run here (once per process that runs it)."""

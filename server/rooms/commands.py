@@ -34,6 +34,7 @@ class Sync(msgspec.Struct, kw_only=True):
     """The answer to SyncCmd: `messages` when the log still holds them, else `snapshot`."""
 
     seq: int
+    epoch: int = 0
     messages: list[RoomMessageType] | None = None
     snapshot: Snapshot | None = None
     progress: Progress | None = None
@@ -112,6 +113,8 @@ class SyncCmd(Command[Sync], tag="sync"):
     seat: int | None
     last_seq: int | None = None
     watch: int = 0
+    epoch: int | None = None
+    """The member's epoch as of `last_seq`, if it said (docs/protocol.md, "Epochs")."""
 
 
 class WatchCmd(Command[None], tag="watch"):

@@ -50,6 +50,12 @@ class RoomState:
         self.seed = seed if seed is not None else new_seed()
         self.state: State | None = None
         self.seq = 0
+        self.epoch = 0
+        """Which history `seq` numbers: up by one each time a failover took the room back
+        to its last written point (docs/protocol.md, "Epochs")."""
+        self.kept_seq = 0
+        """Every message up to this seq is the same in every epoch of the room (the lowest
+        point a failover took it back to; unused while the epoch is 0)."""
         self.log = MessageLog(history, game.name)
         self.record_head: dict[str, Any] | None = None
         """The game record without its log (None before the start)."""
@@ -88,6 +94,8 @@ class RoomState:
             seed=self.seed.hex(),
             state=self.state.to_dict() if self.state is not None else None,
             seq=self.seq,
+            epoch=self.epoch,
+            kept_seq=self.kept_seq,
             window=self.window_id,
             deadline=self.deadline,
             done=list(self._done),
@@ -109,12 +117,27 @@ class RoomState:
         self.status = saved.status
         self.state = self.game.state_from_dict(saved.state) if saved.state is not None else None
         self.seq = saved.seq
+        self.epoch = saved.epoch
+        self.kept_seq = saved.kept_seq
         self.window_id = saved.window
         self.deadline = saved.deadline
         self._done = list(saved.done)
         self._answers = [Answered(a["seat"], held=True) for a in saved.answers]
         self.last_activity = saved.last_activity
         self.record_head, self.record_log = gamerecord.restored(saved, record_log)
+
+    def rewind(self) -> None:
+        """This room was taken over from its last written point, and what its process showed
+        after that may be lost: a new epoch begins here."""
+        self.kept_seq = self.seq if self.epoch == 0 else min(self.kept_seq, self.seq)
+        self.epoch += 1
+
+    def continues(self, last_seq: int, epoch: int | None) -> bool:
+        """A member that processed the room up to `last_seq` (in `epoch`, when it says)
+        saw nothing this room's history does not have."""
+        if last_seq > self.seq:
+            return False
+        return self.epoch == 0 or epoch == self.epoch or last_seq <= self.kept_seq
 
     def forget_presence(self) -> None:
         """Nobody is connected but house bots (a process took the room over:

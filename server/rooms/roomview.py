@@ -103,7 +103,13 @@ class RoomView(RoomState):
                 actors=_actors(self.state),
             )
         return Snapshot(
-            room=self.id, seq=self.seq, seat=seat, view=view, info=self.info(), turn=turn
+            room=self.id,
+            seq=self.seq,
+            seat=seat,
+            view=view,
+            info=self.info(),
+            turn=turn,
+            epoch=self.epoch,
         )
 
     def since(self, last_seq: int, seat: int | None) -> list[RoomMessage] | None:

@@ -56,6 +56,9 @@ class SavedRoom(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Hex; revealed only with the game's end, never sent to a client before."""
     state: dict[str, object] | None
     seq: int
+    epoch: int = 0
+    """(Within format 5: absent, 0.)"""
+    kept_seq: int = 0
     window: int | None
     deadline: float | None
     done: list[SeatAction]

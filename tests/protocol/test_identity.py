@@ -37,6 +37,7 @@ def test_features_are_offered_in_the_order_they_came_so_older_ones_keep_their_pl
         IDENTITY,
         LEGAL_IN_WINDOW,
         LOBBY_PAGES,
+        "epochs",
     )
     assert in_order == SERVER_FEATURES
 

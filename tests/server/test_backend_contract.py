@@ -47,6 +47,9 @@ class Listener:
     def deliver_progress(self, room: str, progress: Outgoing) -> None:
         """Not asked for."""
 
+    def rewound(self, room: str) -> None:
+        """(never called: no failover here)"""
+
 
 @contextlib.asynccontextmanager
 async def running(

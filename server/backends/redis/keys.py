@@ -59,6 +59,12 @@ def history_key(room: str) -> str:
     return f"dh:{{{room}}}:history"
 
 
+def handed_key(room: str) -> str:
+    """Set when the room's owner let it go in order, with everything written: the next
+    owner goes on in the same epoch (docs/protocol.md, "Epochs")."""
+    return f"dh:{{{room}}}:handed"
+
+
 def command_channel(room: str) -> str:
     """Where other processes send the room's owner their commands."""
     return f"dh:{{{room}}}:cmd"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from ...hosting import journal
-from ...hosting.actor import CommitBatch, Pending
+from ...hosting.actor import CommitBatch, Entry, Pending
 from ...hosting.host import RoomHost
 from ...hosting.store import Release, RoomStore
 from ...rooms import snapshot
@@ -36,6 +36,7 @@ from .keys import (
     HISTORY_WAITING,
     LOBBY,
     command_channel,
+    handed_key,
     history_key,
     journal_key,
     lease_key,
@@ -51,6 +52,7 @@ from .packing import pack_events, pack_outgoing, unpack_outgoing
 from .relay import EventRelay
 from .scripts import Renewal, RidingReply, release, renew
 from .store import FencedStore
+from .writebehind import WriteBehind
 
 if TYPE_CHECKING:
     from .connect import RedisClient
@@ -79,6 +81,7 @@ class Leases(RoomStore):
         lease_ms: int,
         history: int,
         public_url: Callable[[], str | None],
+        write_behind_ms: int | None = None,
     ) -> None:
         self.proc = proc
         self._link = link
@@ -95,6 +98,17 @@ class Leases(RoomStore):
         """The ids of cores whose room another process runs now: never written again."""
         self.stopping = False
         self.takeovers = 0
+        self.behind = write_behind_ms is not None
+        self.writer = WriteBehind(
+            store,
+            link,
+            period=(write_behind_ms or 0) / 1000,
+            held=self._held,
+            lose=self.lose,
+            list_ended=self._list_ended,
+            spawn=spawn,
+        )
+        """Writes the rooms' commits behind (`--durability behind`), if `behind`."""
 
     @property
     def rooms(self) -> RoomHost:
@@ -118,11 +132,17 @@ class Leases(RoomStore):
         room = core.id
         if why is Release.LOST:
             self._lost.discard(id(core))
+            self.writer.drop(room)
             if room in self.rooms.actors:  # (it is ours again already)
                 return
-        elif unwritten and why is Release.HANDED:  # answers the room kept back: not lost
-            with contextlib.suppress(Fenced):
-                await self.store.persist(core, [])
+        elif why is Release.HANDED:
+            await self.writer.write_now(room)
+            if unwritten:  # answers the room kept back: not lost
+                with contextlib.suppress(Fenced):
+                    await self.store.persist(core, [])
+        else:  # (closed: what it made goes with it, once a write in flight is done)
+            self.writer.drop(room)
+            await self.writer.settled(room)
         self.store.forget(room)
         with contextlib.suppress(RedisError):
             await self._link().unsubscribe(command_channel(room))
@@ -138,9 +158,13 @@ class Leases(RoomStore):
                 await release(self._link(), room, self.proc)
         elif why is Release.HANDED:
             with contextlib.suppress(RedisError):
-                await release(self._link(), room, self.proc)
+                await release(self._link(), room, self.proc, handed_ms=10 * self.lease_ms)
         with contextlib.suppress(RedisError):
             await self.relay.listen(room)  # local members hear the room from its next owner
+
+    def _held(self, room: str) -> list[Entry]:
+        actor = self.rooms.actors.get(room)
+        return [] if actor is None else actor.take_journal()
 
     def busy(self, room: str) -> bool:
         return self.relay.interest.get(room, 0) > 0
@@ -191,11 +215,18 @@ class Leases(RoomStore):
         core.forget_presence()
         if room in actors:  # the scan and a forwarded call both got here
             return True
+        handed = await redis.getdel(handed_key(room)) is not None
+        if self.behind and not handed:  # what its owner showed last may be lost
+            core.rewind()
+            try:  # (written before anything of the new epoch is shown: one epoch, one history)
+                await self.store.persist(core, [])
+            except Fenced:
+                return False
         # (none in Redis yet if an earlier version wrote the snapshot: the commit sets it)
         self.store.taken_over(room, min(len(record_log), len(core.record_log.data)))
         self.takeovers += 1
         log.info("took over room %s at seq %d (%d commands run again)", room, core.seq, ran)
-        self.relay.taken_over(room, list(core.log))
+        self.relay.taken_over(room, list(core.log), core.epoch)
         await self.rooms.own(core)
         if core.status == "over":  # handed again only if its owner died first
             self.rooms.ended(core, hand=await redis.get(history_key(room)) == b"waiting")
@@ -217,6 +248,10 @@ class Leases(RoomStore):
 
     def commit(self, batch: CommitBatch, ending: bool) -> Pending:
         return self._commit(batch, ending)
+
+    def write_behind(self, batch: CommitBatch, ending: bool) -> None:
+        if id(batch.core) not in self._lost:
+            self.writer.add(batch, ending)
 
     async def _commit(self, batch: CommitBatch, ending: bool) -> None:
         """Persist (with the commands that made the batch's messages), then publish (and

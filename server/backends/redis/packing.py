@@ -36,6 +36,9 @@ class Events(msgspec.Struct):
     out: list[Packed] = []
     progress: msgspec.Raw = msgspec.Raw(b"")
     """(msgspec reads no `Raw | None`: empty when absent)"""
+    epoch: int = msgspec.field(default=0, name="e")
+    """The room's epoch (absent: 0): a process whose members saw an earlier one resyncs
+    them (docs/protocol.md, "Epochs")."""
 
 
 class Forwarded(msgspec.Struct):
@@ -95,8 +98,11 @@ def events_prefix(proc: str) -> bytes:
     return ENCODER.encode({"from": proc})[1:]
 
 
-def pack_events(proc: str, entries: list[bytes]) -> bytes:
-    return ENCODER.encode({"from": proc, "out": [msgspec.Raw(e) for e in entries]})
+def pack_events(proc: str, entries: list[bytes], epoch: int = 0) -> bytes:
+    events: dict[str, object] = {"from": proc, "out": [msgspec.Raw(e) for e in entries]}
+    if epoch:
+        events["e"] = epoch
+    return ENCODER.encode(events)
 
 
 def pack_progress(proc: str, progress: Outgoing) -> bytes:

@@ -48,6 +48,8 @@ class EventRelay:
         """Rooms whose event channel is subscribed."""
         self._last_seq: dict[str, int] = {}
         """Per room with local members: every message up to this seq was delivered here."""
+        self._epochs: dict[str, int] = {}
+        """Per room with local members: the epoch of what was delivered here."""
         self._lock = asyncio.Lock()
 
     def listening(self, room: str) -> bool:
@@ -70,6 +72,7 @@ class EventRelay:
             return
         self.interest.pop(room, None)
         self._last_seq.pop(room, None)
+        self._epochs.pop(room, None)
         self._spawn(self.listen(room))
 
     async def listen(self, room: str) -> None:
@@ -90,10 +93,20 @@ class EventRelay:
                 return
         await self.fill_gap(room, None)
 
-    def synced(self, room: str, seq: int) -> None:
+    def synced(self, room: str, seq: int, epoch: int) -> None:
         """A local member caught up to `seq`: messages after it must reach this process."""
         if room in self.interest:
+            if epoch != self._epochs.get(room, epoch):
+                self._last_seq.pop(room, None)  # (caught up after a rewind: its seqs)
+            self._epochs[room] = epoch
             self._last_seq[room] = min(self._last_seq.get(room, seq), seq)
+
+    def _rewind(self, room: str, epoch: int) -> None:
+        """The room went back to an earlier point (a write-behind failover): the local
+        members are sent a snapshot (docs/protocol.md, "Epochs")."""
+        self._epochs[room] = epoch
+        self._last_seq.pop(room, None)
+        self.hub.rewound(room)
 
     def committed(self, room: str, out: list[Outgoing]) -> None:
         """This process committed `out` in a room it runs: deliver it here."""
@@ -101,23 +114,32 @@ class EventRelay:
             self._last_seq[room] = out[-1].seq
         self.hub.deliver(room, out)
 
-    def taken_over(self, room: str, log: list[Outgoing]) -> None:
+    def taken_over(self, room: str, log: list[Outgoing], epoch: int) -> None:
         """This process takes the room over with `log` its tail: first deliver what the old
         owner committed but members here have not seen (it died between commit and
-        publish, or the publish is still on its way)."""
+        publish, or the publish is still on its way); or, if the room went back to an
+        earlier point, a snapshot."""
         last = self._last_seq.get(room)
-        if room in self.interest and last is not None:
+        if room in self.interest and epoch != self._epochs.get(room, epoch):
+            self._rewind(room, epoch)
+        elif room in self.interest and last is not None:
             missed = [o for o in log if o.seq > last]
             if missed:
                 self._last_seq[room] = missed[-1].seq
                 self.hub.deliver(room, missed)
 
-    def received(self, room: str, out: list[Outgoing]) -> None:
+    def received(self, room: str, out: list[Outgoing], epoch: int = 0) -> None:
         """Messages from the event channel: deliver at once what follows the last seq
         seen here; after a gap, first fill it from the stream (in a task: the pub/sub
-        reader never waits)."""
+        reader never waits). A later epoch than the members here saw rewinds them; an
+        earlier one is what a dead owner published late, and is dropped."""
         if room not in self.interest or not out:
             return
+        known = self._epochs.setdefault(room, epoch)
+        if epoch < known:
+            return
+        if epoch > known:
+            self._rewind(room, epoch)
         last = self._last_seq.get(room)
         if last is not None and out[0].seq > last + 1:
             self._spawn(self._deliver_after_gap(room, out))

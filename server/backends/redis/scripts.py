@@ -15,7 +15,16 @@ from dataclasses import dataclass
 import msgspec
 from redis.exceptions import RedisError
 
-from .keys import history_key, journal_key, lease_key, log_key, record_key, record_log_key, snap_key
+from .keys import (
+    handed_key,
+    history_key,
+    journal_key,
+    lease_key,
+    log_key,
+    record_key,
+    record_log_key,
+    snap_key,
+)
 from .link import Link
 from .resp import Script
 from .resptypes import Arg, Reply
@@ -62,10 +71,11 @@ return statuses
 """)
 
 _RELEASE = Script("""
-local lease = KEYS[1]
-local owner = ARGV[1]
+local lease, handed = KEYS[1], KEYS[2]
+local owner, handed_ms = ARGV[1], tonumber(ARGV[2])
 if redis.call('get', lease) ~= owner then return 'not held' end
 redis.call('del', lease)
+if handed_ms > 0 then redis.call('set', handed, '1', 'PX', handed_ms) end
 return 'released'
 """)
 
@@ -266,6 +276,8 @@ async def renew(link: Link, rooms: list[str], owner: str, ttl_ms: int) -> list[R
     return [Renewal(_word(word)) for word in statuses]
 
 
-async def release(link: Link, room: str, owner: str) -> bool:
-    """Give the lease up if `owner` holds it; True if it did."""
-    return _word(await link.script(_RELEASE, [lease_key(room)], [owner])) == "released"
+async def release(link: Link, room: str, owner: str, handed_ms: int = 0) -> bool:
+    """Give the lease up if `owner` holds it; True if it did. `handed_ms`: the room is
+    handed over with everything written (`handed_key`, kept this long)."""
+    keys = [lease_key(room), handed_key(room)]
+    return _word(await link.script(_RELEASE, keys, [owner, handed_ms])) == "released"

@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple
 
 import msgspec
 from redis.exceptions import RedisError
@@ -139,17 +140,17 @@ class FencedStore:
                         await self._restore_secret()
                 if status is Committed.FENCED:
                     raise Fenced(core.id)
-                await self._list(core)
+                await self.list_in_lobby(core)
                 return
             except RedisError as exc:
                 log.warning("redis commit of room %s failed: %s", core.id, exc)
                 await asyncio.sleep(backoff.next())
 
-    async def _list(self, core: RoomCore) -> None:
+    async def list_in_lobby(self, core: RoomCore) -> None:
         """Keep the room's lobby entry as the room is (gone once the game is over)."""
-        key = core.lobby_key()
-        if self._lobby.get(core.id) == key:
+        if self.listed(core):
             return
+        key = core.lobby_key()
         link = self._link()
         if core.status == "over":
             await link.command("HDEL", LOBBY, core.id)
@@ -169,6 +170,21 @@ class FencedStore:
     ) -> Committed:
         """One fenced, atomic write of the room: log entries, snapshot or journal, record,
         lease."""
+        write = self.prepare(core, entries, payload, reply, rewrite, journal)
+        status = await self.group.submit(core.id, write.args)
+        self.settle(core, write, status)
+        return status
+
+    def prepare(
+        self,
+        core: RoomCore,
+        entries: list[tuple[int, bytes]],
+        payload: bytes,
+        reply: RidingReply | None,
+        rewrite: bool,
+        journal: Sequence[Entry] = (),
+    ) -> Write:
+        """The script's arguments for a write of the room as it is now."""
         since = self._since.get(core.id)
         whole = (
             rewrite
@@ -184,34 +200,49 @@ class FencedStore:
         record_log = core.record_log.data
         size = len(record_log)
         done = 0 if rewrite else min(self._record_written.get(core.id, 0), size)
-        status = await self.group.submit(
-            core.id,
-            CommitArgs(
-                owner=self.proc,
-                lease_ms=self.lease_ms,
-                history=self.history,
-                snapshot=ENCODER.encode(core.save()) if whole else b"",
-                journal=b"" if whole else encode_journal(journal),
-                seq=core.seq,
-                entries=entries,
-                record=record,
-                record_ttl=RECORD_TTL,
-                record_done=done,
-                record_new=bytes(record_log[done:]),
-                rewrite=rewrite,
-                publish=self._publish,
-                channel=event_channel(core.id),
-                payload=payload,
-                reply=reply,
-                reply_ms=self.reply_ms,
-            ),
+        args = CommitArgs(
+            owner=self.proc,
+            lease_ms=self.lease_ms,
+            history=self.history,
+            snapshot=ENCODER.encode(core.save()) if whole else b"",
+            journal=b"" if whole else encode_journal(journal),
+            seq=core.seq,
+            entries=entries,
+            record=record,
+            record_ttl=RECORD_TTL,
+            record_done=done,
+            record_new=bytes(record_log[done:]),
+            rewrite=rewrite,
+            publish=self._publish,
+            channel=event_channel(core.id),
+            payload=payload,
+            reply=reply,
+            reply_ms=self.reply_ms,
         )
+        return Write(args, whole, size)
+
+    def settle(self, core: RoomCore, write: Write, status: Committed) -> None:
+        """What a write's status says about the room's state in Redis."""
+        since = self._since.get(core.id)
         if status in (Committed.WRITTEN, Committed.HEARD):
             self.written_at[core.id] = time.monotonic()
-            self._record_written[core.id] = size
-            self._since[core.id] = 0 if whole else (since or 0) + 1
+            self._record_written[core.id] = write.size
+            self._since[core.id] = 0 if write.whole else (since or 0) + 1
         if status is Committed.HEARD:
             self._heard.add(core.id)
-        elif status is Committed.WRITTEN and payload:
+        elif status is Committed.WRITTEN and write.args.payload:
             self._heard.discard(core.id)
-        return status
+
+    def listed(self, core: RoomCore) -> bool:
+        """The room's lobby entry is as the room is."""
+        return self._lobby.get(core.id) == core.lobby_key()
+
+
+class Write(NamedTuple):
+    """A write of a room, prepared: the script's arguments, and what it writes."""
+
+    args: CommitArgs
+    whole: bool
+    """It writes the snapshot."""
+    size: int
+    """The record log's length in it."""

@@ -59,6 +59,9 @@ class SavedRoom(msgspec.Struct, kw_only=True, omit_defaults=True):
     epoch: int = 0
     """(Within format 5: absent, 0.)"""
     kept_seq: int = 0
+    behind: bool = False
+    """Its owner wrote it behind (`--durability behind`): a process that takes it over
+    from a dead owner starts a new epoch. (Set by the store, not by the room.)"""
     window: int | None
     deadline: float | None
     done: list[SeatAction]

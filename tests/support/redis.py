@@ -340,7 +340,8 @@ def committed_log(r: redis.Redis | redis.RedisCluster, room: str) -> dict[int, O
     """The room's durable log, by seq: every message from seq 1 on (tests play games short
     enough that none is trimmed), each under the stream id `seq-1`."""
     log: dict[int, Outgoing] = {}
-    for raw_id, fields in r.xrange(log_key(room)):
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = r.xrange(log_key(room))  # type: ignore[assignment]
+    for raw_id, fields in entries:
         out = unpack_outgoing(fields[b"m"])
         assert raw_id.decode() == f"{out.seq}-1"
         log[out.seq] = out
@@ -350,21 +351,21 @@ def committed_log(r: redis.Redis | redis.RedisCluster, room: str) -> dict[int, O
 
 def committed_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
     """The seq of the room's last committed message: its log's last entry."""
-    top = r.xrevrange(log_key(room), "+", "-", count=1)
+    top: list[tuple[bytes, object]] = r.xrevrange(log_key(room), "+", "-", count=1)  # type: ignore[assignment]
     assert top, f"no log of {room}"
     seq = int(top[0][0].split(b"-", 1)[0])
     return seq
 
 
 def snapshot_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
-    raw = r.get(snap_key(room))
+    raw: bytes | None = r.get(snap_key(room))  # type: ignore[assignment]
     assert raw is not None, f"no snapshot of {room}"
     seq: int = msgspec.msgpack.decode(raw)["seq"]
     return seq
 
 
 def lease_owner(r: redis.Redis | redis.RedisCluster, room: str) -> str | None:
-    raw = r.get(lease_key(room))
+    raw: bytes | None = r.get(lease_key(room))  # type: ignore[assignment]
     return raw.decode() if raw is not None else None
 
 
@@ -393,6 +394,46 @@ def check_stream(player: Player, log: dict[int, Outgoing], spectator: bool = Fal
         committed = log[seq].for_seat(player.seat)
         assert message == committed, f"{name} saw {message!r}, the log says {committed!r}"
     return seq
+
+
+def check_rewound_stream(
+    player: Player, log: dict[int, Outgoing], began: dict[int, int], spectator: bool = False
+) -> tuple[int, list[Seen]]:
+    """`check_stream` for a room written behind whose owners died (docs/protocol.md,
+    "Epochs"): `began[e]` is the last written seq when epoch `e` began (a kill). A
+    snapshot of a later epoch takes the stream back, and what the player saw after that
+    point in the earlier epoch is lost; everything else is exactly the log. Returns the
+    `game_over` seq and what was lost."""
+    stream = player.seen
+    name = player.client.name
+    assert stream and isinstance(stream[0].message, Snapshot), f"{name} began otherwise"
+    assert isinstance(stream[-1].message, GameOver), f"{name} ended with {stream[-1]!r}"
+    first = stream[0].message
+    seq, epoch = first.seq, first.epoch
+    lost: list[Seen] = []
+    kept: list[Seen] = []
+    for seen in stream[1:]:
+        message = seen.message
+        if isinstance(message, Snapshot):
+            if message.epoch > epoch:  # taken back: the earlier epoch's tail is lost
+                point = min(began[e] for e in range(epoch + 1, message.epoch + 1))
+                lost += [s for s in kept if s.message.seq > point]
+                kept = [s for s in kept if s.message.seq <= point]
+                assert message.seq >= point, f"{name}: back to {message.seq} < {point}"
+            else:
+                assert spectator or message.seq == seq, f"{name}: a snapshot at {message.seq}"
+                assert message.seq >= seq, f"{name}: a snapshot at {message.seq} after {seq}"
+            seq, epoch = message.seq, message.epoch
+            continue
+        assert message.seq == seq + 1, f"{name} got seq {message.seq} after {seq}"
+        seq = message.seq
+        kept.append(seen)
+    for seen in kept:
+        message = seen.message
+        assert message.seq in log, f"seq {message.seq} is not in the room's log"
+        committed = log[message.seq].for_seat(player.seat)
+        assert message == committed, f"{name} saw {message!r}, the log says {committed!r}"
+    return seq, lost
 
 
 async def backend_connections(

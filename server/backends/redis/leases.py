@@ -98,7 +98,7 @@ class Leases(RoomStore):
         """The ids of cores whose room another process runs now: never written again."""
         self.stopping = False
         self.takeovers = 0
-        self.behind = write_behind_ms is not None
+        self.behind = store.behind = write_behind_ms is not None
         self.writer = WriteBehind(
             store,
             link,
@@ -216,7 +216,7 @@ class Leases(RoomStore):
         if room in actors:  # the scan and a forwarded call both got here
             return True
         handed = await redis.getdel(handed_key(room)) is not None
-        if self.behind and not handed:  # what its owner showed last may be lost
+        if saved.behind and not handed:  # what its owner showed last may be lost
             core.rewind()
             try:  # (written before anything of the new epoch is shown: one epoch, one history)
                 await self.store.persist(core, [])

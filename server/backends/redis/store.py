@@ -81,6 +81,8 @@ class FencedStore:
         """Each owned room's commits since its last snapshot (absent: write one next)."""
         self._heard: set[str] = set()
         """Owned rooms whose last published commit reached another process."""
+        self.behind = False
+        """This process writes its rooms behind: its snapshots say so (`SavedRoom.behind`)."""
         self.written_at: dict[str, float] = {}
         """Each owned room's last commit (monotonic seconds): it renewed the lease too."""
 
@@ -200,11 +202,16 @@ class FencedStore:
         record_log = core.record_log.data
         size = len(record_log)
         done = 0 if rewrite else min(self._record_written.get(core.id, 0), size)
+        snapshot = b""
+        if whole:
+            saved = core.save()
+            saved.behind = self.behind
+            snapshot = ENCODER.encode(saved)
         args = CommitArgs(
             owner=self.proc,
             lease_ms=self.lease_ms,
             history=self.history,
-            snapshot=ENCODER.encode(core.save()) if whole else b"",
+            snapshot=snapshot,
             journal=b"" if whole else encode_journal(journal),
             seq=core.seq,
             entries=entries,

@@ -88,6 +88,11 @@ class WriteBehind:
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self.period, self._flush)
 
+    @property
+    def due(self) -> int:
+        """Rooms with commits not yet sent to Redis."""
+        return len(self._due)
+
     def drop(self, room: str) -> None:
         """The room is gone from here (lost, or closed): nothing more of it is written."""
         self._due.pop(room, None)

@@ -190,3 +190,43 @@ def test_a_format_4_snapshot_has_no_answers_kept_back() -> None:
     data.pop("answers", None)  # (written only when some are kept back)
     restored = read(data | {"format": 4}, record_log=bytes(original.record_log.data))
     assert restored.progress() is None and restored.save().answers == []
+
+
+def test_an_epoch_and_the_seq_every_epoch_shares_go_through_a_snapshot() -> None:
+    core = playing_room("qwixx", 2, bytes(32))
+    rng = Random(1)
+    for _ in range(4):
+        step(core, rng, 1.0)
+    core.rewind()
+    seq = core.seq
+    data = snapshot.decode(msgspec.msgpack.encode(core.save()))
+    restored = RoomCore.restore(data, record_log=bytes(core.record_log.data), presence=True)
+    assert (restored.epoch, restored.kept_seq) == (1, seq)
+    assert restored.snapshot(0).epoch == 1
+    # the previous version's snapshots have neither: epoch 0
+    old = as_map(core.save())
+    del old["epoch"], old["kept_seq"]
+    older = snapshot.decode(msgspec.msgpack.encode(old))
+    assert (older.epoch, older.kept_seq) == (0, 0)
+
+
+def test_a_member_continues_only_where_every_epoch_agrees_or_its_epoch_is_the_rooms() -> None:
+    core = playing_room("qwixx", 2, bytes(32))
+    rng = Random(2)
+    while core.seq < 10:
+        step(core, rng, 1.0)
+    point = core.seq
+    # epoch 0: anything up to the room's seq continues, with or without an epoch
+    assert core.continues(point, None) and core.continues(3, 0)
+    assert not core.continues(point + 1, None)
+    core.rewind()  # taken back here: a member may have seen point + 1... of epoch 0
+    while core.seq < point + 4:
+        step(core, rng, 1.0)
+    assert core.continues(point, None) and core.continues(point, 0)  # nothing past it
+    assert not core.continues(point + 2, None) and not core.continues(point + 2, 0)
+    assert core.continues(point + 2, 1)  # seen in this epoch: the same messages
+    later = core.seq
+    core.rewind()  # again, further on: the lowest point is what every epoch shares
+    assert (core.epoch, core.kept_seq) == (2, point)
+    assert not core.continues(point + 2, 1) and core.continues(later, 2)
+    assert core.continues(point - 1, 1)

@@ -1,0 +1,125 @@
+"""`--durability behind` with two servers' parts in one event loop and one real Redis
+(as tests/server/test_redis_backend.py): commits shown at once and written a period
+later, all rooms in one write; a drain writes everything and keeps the epoch; a takeover
+from what was written starts a new epoch, and every member is brought into it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import redis
+
+from dicehall.protocol.messages import client as requests
+from dicehall.protocol.messages.server import Chat, Snapshot
+from dicehall.server.backends.redis.keys import lease_key, log_key
+from dicehall.server.edge.process import Server
+from dicehall.server.edge.settings import Config
+from tests.support.redis import committed_log, committed_seq, lease_owner
+from tests.support.wait import eventually
+
+from .connections.test_session import contiguous, create, hello
+from .test_redis_backend import backend, db, two_seats
+
+__all__ = ["db"]  # (the fixture)
+
+
+def written(r: redis.Redis, room: str) -> int:
+    """The room's last written seq (0: none yet)."""
+    return committed_seq(r, room) if r.exists(log_key(room)) else 0
+
+
+@contextlib.asynccontextmanager
+async def behind(
+    url: str, n: int, period_ms: int, lease_ms: int = 2000
+) -> AsyncIterator[list[Server]]:
+    config = {"redis": url, "lease_ms": lease_ms, "durability": "behind"}
+    servers = [Server(Config(**config, write_behind_ms=period_ms)) for _ in range(n)]
+    started: list[Server] = []
+    try:
+        for server in servers:
+            await server.start()
+            started.append(server)
+        yield servers
+    finally:
+        for server in reversed(started):
+            await server.stop()
+
+
+async def test_a_commit_is_shown_at_once_and_every_room_written_once_a_period(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, r = db
+    async with behind(url, 1, 400) as (a,):
+        host = await hello(a, "Ada")
+        rooms = [await create(host, "qwixx", 2) for _ in range(3)]
+        await eventually(lambda: all(r.exists(lease_key(room)) for room in rooms))
+        await eventually(lambda: not backend(a).leases.writer.due)
+        before = [written(r, room) for room in rooms]
+        writes = backend(a).leases.writer.writes
+        for room in rooms:
+            await host.ask(requests.Join, room=room)
+            for i in range(3):
+                chat = await host.ask(requests.SendChat, room=room, text=f"{i}")
+                assert host.stream(room)[-1].seq == chat.seq  # shown, before any write
+        assert [written(r, room) for room in rooms] == before
+        await eventually(
+            lambda: all(written(r, room) == host.stream(room)[-1].seq for room in rooms)
+        )
+        # one write per room, not per commit (4 commits each: the join and 3 lines)
+        assert backend(a).leases.writer.writes - writes == len(rooms)
+        for room in rooms:
+            log = committed_log(r, room)
+            assert [log[m.seq].for_seat(0) for m in host.stream(room)[1:]] == host.stream(room)[1:]
+
+
+async def test_a_drain_writes_everything_and_the_next_owner_keeps_the_epoch(
+    db: tuple[str, redis.Redis],
+) -> None:
+    url, r = db
+    async with behind(url, 1, 60_000, 10_000) as (a,), behind(url, 1, 60_000, 10_000) as (b,):
+        ada, bo, room = await two_seats(a, b, turn_window=600)
+        for i in range(5):
+            await ada.ask(requests.SendChat, room=room, text=f"{i}")
+        shown = ada.stream(room)[-1].seq
+        assert written(r, room) < shown  # (a minute's period: nothing written yet)
+        await a.stop()
+        await eventually(lambda: backend(b).local_room(room) is not None, timeout=5.0)
+        core = backend(b).local_room(room)
+        assert core is not None and core.epoch == 0 and lease_owner(r, room) == backend(b).proc
+        assert committed_seq(r, room) >= shown
+        await eventually(lambda: bo.stream(room)[-1].seq >= shown)
+        contiguous(bo.stream(room))
+        assert not any(isinstance(m, Snapshot) for m in bo.stream(room)[1:])
+
+
+async def test_a_takeover_from_what_was_written_brings_members_elsewhere_into_a_new_epoch(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """A writes once a minute and loses its lease (as if it froze) with lines shown and not
+    written: B takes the room over from what A wrote, in epoch 1. Bo, on B, saw nothing A
+    had not written (A publishes with its writes), and is brought into the epoch all the
+    same: a snapshot unasked, then the new messages. (A's own members reconnect and
+    resume: tests/e2e/test_failover.py.)"""
+    url, r = db
+    async with behind(url, 2, 60_000, 60_000) as (a, b):
+        ada, bo, room = await two_seats(a, b, turn_window=600)
+        await backend(a).leases.writer.write_now(room)
+        point = written(r, room)
+        assert point == ada.stream(room)[-1].seq
+        for i in range(3):
+            await ada.ask(requests.SendChat, room=room, text=f"lost {i}")
+        assert ada.stream(room)[-1].seq == point + 3 and written(r, room) == point
+
+        r.delete(lease_key(room))  # as if A had frozen past its lease
+        await eventually(lambda: backend(b).local_room(room) is not None, timeout=10.0)
+        core = backend(b).local_room(room)
+        assert core is not None and (core.epoch, core.seq) == (1, point)
+        await eventually(lambda: any(isinstance(m, Snapshot) for m in bo.stream(room)[1:]))
+        await bo.ask(requests.SendChat, room=room, text="after")
+        stream = bo.stream(room)
+        last = max(i for i, x in enumerate(stream) if isinstance(x, Snapshot))
+        assert stream[last].epoch == 1 and stream[last].seq >= point
+        contiguous(stream[last:])
+        assert [x.text for x in stream if isinstance(x, Chat)] == ["after"]

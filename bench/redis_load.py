@@ -1,7 +1,7 @@
 """The Redis hop under `dicehall loadtest`: many rooms, memory against two Redis processes.
 
     python -m bench.redis_load [--rooms 100,250] [--duration 20] [--warmup 5] [--json FILE]
-        [--durability seen|behind] [--no-follow]
+        [--durability seen,behind] [--per-process] [--no-follow]
 
 For each number of rooms, one after the other with the same load (`dicehall loadtest`,
 Qwixx, 4 seats, a roll about every second per room, policy `legal`):
@@ -19,7 +19,11 @@ Reported per step and backend: server CPU per delivered room message (utime+stim
 server processes from /proc over the measured span, divided by the messages delivered;
 with redis-server's CPU added for (b)), fan-out p50/p99, act request p50/p99, errors. The
 ratio (b)/(a) is issue 6's "CPU per delivered event" figure at that load (bench.redis_hop
-gives it at a light load with its own clients and latency probe).
+gives it at a light load with its own clients and latency probe). (b) runs once per
+`--durability` given. With `--per-process` the memory process runs half the rooms, as
+many as each process of the pair: a process's CPU per delivery falls as its load rises
+(more of the work of each wake-up is shared), so at the same total load the pair pays
+for running two half-loaded processes as well as for Redis.
 """
 
 from __future__ import annotations
@@ -85,25 +89,41 @@ def figures(report: dict[str, Any], extra_cpu: float = 0.0) -> dict[str, Any]:
 
 
 def step(args: argparse.Namespace, rooms: int) -> dict[str, Any]:
+    """One memory process, then the pair in each `--durability`, one after the other."""
+    alone = rooms // 2 if args.per_process else rooms
     with dicehall_server() as (url, _):
-        memory = figures(load(args, [url], rooms)[0])
-    with contextlib.ExitStack() as stack:
-        tmp = stack.enter_context(tempfile.TemporaryDirectory())
-        redis_url, rpid = stack.enter_context(redis_server(Path(tmp)))
-        flags = ("--redis", redis_url, "--durability", args.durability)
-        a, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
-        b, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
-        report, redis_cpu = load(args, [a, b], rooms, rpid)
-        redis = figures(report, redis_cpu)
-    ratio = redis["us_per_delivery"] / memory["us_per_delivery"]
-    ratio_all = redis["us_per_delivery_with_redis"] / memory["us_per_delivery"]
-    return {
-        "rooms": rooms,
-        "memory": memory,
-        "redis": redis,
-        "cpu_ratio": round(ratio, 2),
-        "cpu_ratio_with_redis": round(ratio_all, 2),
-    }
+        memory = figures(load(args, [url], alone)[0])
+    result: dict[str, Any] = {"rooms": rooms, "memory_rooms": alone, "memory": memory}
+    for mode in args.durability.split(","):
+        with contextlib.ExitStack() as stack:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            redis_url, rpid = stack.enter_context(redis_server(Path(tmp)))
+            flags = ("--redis", redis_url, "--durability", mode)
+            a, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
+            b, _ = stack.enter_context(dicehall_server(*flags, advertise=args.follow))
+            report, redis_cpu = load(args, [a, b], rooms, rpid)
+            redis = figures(report, redis_cpu)
+        redis["cpu_ratio"] = round(redis["us_per_delivery"] / memory["us_per_delivery"], 2)
+        redis["cpu_ratio_with_redis"] = round(
+            redis["us_per_delivery_with_redis"] / memory["us_per_delivery"], 2
+        )
+        result[f"redis {mode}"] = redis
+    return result
+
+
+def row(rooms: int, name: str, f: dict[str, Any]) -> str:
+    ratio = ""
+    if "cpu_ratio" in f:
+        ratio = f" (x{f['cpu_ratio']:.2f})"
+    return (
+        f"| {rooms} | {name} | {f['rolls_per_room_s']:.2f} | {f['deliveries_per_s']:,} "
+        f"| {f['fanout_p50_ms']:.2f} / {f['fanout_p99_ms']:.2f} "
+        f"| {f['act_p50_ms']:.2f} / {f['act_p99_ms']:.2f} "
+        f"| {f['server_cpu_percent']:.1f} % | {f['us_per_delivery']:.1f}{ratio} "
+        f"| {f['us_per_delivery_with_redis']:.1f}"
+        + (f" (x{f['cpu_ratio_with_redis']:.2f})" if ratio else "")
+        + f" | {f['errors']} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,35 +140,29 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--durability",
-        choices=("seen", "behind"),
         default="seen",
-        help="the Redis-backed processes' --durability",
+        help="the Redis-backed processes' --durability: seen, behind, or both (seen,behind)",
+    )
+    p.add_argument(
+        "--per-process",
+        action="store_true",
+        help="the memory process runs half the rooms: as many as each of the pair",
     )
     args = p.parse_args(argv)
+    if not set(args.durability.split(",")) <= {"seen", "behind"}:
+        p.error("--durability: seen, behind, or both")
     results = []
     print(
         "| rooms | backend | rolls/room/s | delivered/s | fan-out p50 / p99 (ms) "
-        "| act p50 / p99 (ms) | server CPU | µs per delivery | incl. Redis | errors |"
+        "| act p50 / p99 (ms) | server CPU | µs per delivery (ratio) | incl. Redis | errors |"
     )
     print("|---:|---|---:|---:|---|---|---:|---:|---:|---:|")
     for rooms in (int(n) for n in args.rooms.split(",")):
         result = step(args, rooms)
         results.append(result)
-        for name in ("memory", "redis"):
-            f = result[name]
-            print(
-                f"| {rooms} | {name} | {f['rolls_per_room_s']:.2f} | {f['deliveries_per_s']:,} "
-                f"| {f['fanout_p50_ms']:.2f} / {f['fanout_p99_ms']:.2f} "
-                f"| {f['act_p50_ms']:.2f} / {f['act_p99_ms']:.2f} "
-                f"| {f['server_cpu_percent']:.1f} % | {f['us_per_delivery']:.1f} "
-                f"| {f['us_per_delivery_with_redis']:.1f} | {f['errors']} |",
-                flush=True,
-            )
-        print(
-            f"|  | ratio | | | | | | x{result['cpu_ratio']:.2f} "
-            f"| x{result['cpu_ratio_with_redis']:.2f} | |",
-            flush=True,
-        )
+        print(row(result["memory_rooms"], "memory", result["memory"]), flush=True)
+        for mode in args.durability.split(","):
+            print(row(rooms, f"redis {mode}", result[f"redis {mode}"]), flush=True)
     if args.json:
         with contextlib.suppress(OSError):
             Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -5,7 +5,7 @@ A commit sent alone costs its process a command to pack, a write, a reply to rea
 future to wake, and Redis a script call of its own; sent together, those are paid once per
 tick, so the cost of a commit falls as load rises instead of staying flat. The tick is one
 turn of the event loop: waiting 2 or 5 ms for more rooms saved nothing measurable at 300
-rooms (docs/benchmarks.md, "Group commit").
+rooms (docs/benchmarks.md, "Scale-out that pays").
 
 In a cluster a script names the keys of one slot only, so each room is its own call there
 (sent together all the same).

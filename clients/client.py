@@ -11,7 +11,14 @@ matched to requests, typed results, duplicate room messages dropped, gaps detect
   reconnects with backoff to the next URL, sends `hello` with every seat token it holds
   (and its player key), then `resume`s each room from the last `seq` it delivered. The
   consumer of `messages()` sees one stream per room with no gap and no duplicate (a
-  `Snapshot` where the server says the missed messages are gone).
+  `Snapshot` where the server says the missed messages are gone). With the feature
+  `epochs` (asked for whenever offered) a `resume` says the room's epoch too.
+
+A `Snapshot` may also come unasked, with a seq at or below the last one delivered: a
+failover took the room back to an earlier point (docs/protocol.md, "Epochs"). It replaces
+everything the client knew of the room (its last seq included) and the messages delivered
+after its seq never happened: a consumer redraws from it as from any snapshot, and the
+messages that follow continue from its seq.
 
 A request that was in flight when the socket dropped fails with `ConnectionLost`: it may or
 may not have been applied, so it is never resent behind the caller's back (an `act` is not
@@ -168,6 +175,12 @@ class Client(Keeper):
         if wire is not None:
             return wire.conn.last_seq(room)
         return self._last_seqs.get(room)
+
+    def epoch(self, room: str) -> int | None:
+        """The epoch of `room` as of the latest message received (its latest `snapshot` or
+        `resume` reply said it; docs/protocol.md, "Epochs"): it goes up when a failover took
+        the room back, and a `Snapshot` then replaces what came after its seq."""
+        return self._epochs.get(room)
 
     def turn(self, room: str) -> TurnWindow | None:
         """The turn window of `room` open as of the latest message received (which may be

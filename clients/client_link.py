@@ -14,7 +14,7 @@ from websockets.typing import Subprotocol
 
 from dicehall.protocol import errors
 from dicehall.protocol.client_connection import ClientConnection, Gap, Response
-from dicehall.protocol.features import IDENTITY, LOBBY_PAGES
+from dicehall.protocol.features import EPOCHS, IDENTITY, LOBBY_PAGES
 from dicehall.protocol.limits import MAX_TOKENS
 from dicehall.protocol.messages import client as requests
 from dicehall.protocol.messages import results
@@ -98,8 +98,9 @@ class Link(WireCalls):
             rooms = rooms[-MAX_TOKENS:]
             offered = wire.welcome.features
             identity = IDENTITY in offered  # (an older server refuses `key`)
-            # (whenever offered: reconnects stay one player, and `rooms()` walks every page)
-            always = (IDENTITY, LOBBY_PAGES)
+            # (whenever offered: reconnects stay one player, `rooms()` walks every page, and
+            # a resume says its epoch, so that a room a failover took back resumes exactly)
+            always = (IDENTITY, LOBBY_PAGES, EPOCHS)
             features = [f for f in self.features if f not in always]
             features += [f for f in always if f in offered]
             hello = requests.Hello(
@@ -145,15 +146,24 @@ class Link(WireCalls):
 
     async def _resume(self, wire: Wire, room: str) -> None:
         last = wire.conn.last_seq(room) or 0
+        # the epoch as of `last` (the feature `epochs`: an older server refuses the field)
+        epoch = self._epochs.get(room) if self.epochs else None
         try:
-            resume = requests.Resume(id=0, room=room, last_seq=last)
+            resume = requests.Resume(id=0, room=room, last_seq=last, epoch=epoch)
             result = await self._call(wire, resume, self.open_timeout)
         except errors.ProtocolError as exc:
             self._lose(room, str(exc))
             return
         assert isinstance(result, results.ResumeResult)
-        self.resumes.append(Resumed(room, last, result.mode, result.seq))
-        log.info("resumed %s after seq %d: %s up to %d", room, last, result.mode, result.seq)
+        self.resumes.append(Resumed(room, last, result.mode, result.seq, result.epoch))
+        log.info(
+            "resumed %s after seq %d: %s up to %d (epoch %d)",
+            room,
+            last,
+            result.mode,
+            result.seq,
+            result.epoch,
+        )
         self._consider(room, result.url)
 
     async def _read(self, wire: Wire) -> None:
@@ -180,6 +190,10 @@ class Link(WireCalls):
 
     def _dispatch(self, wire: Wire, item: object) -> None:
         if isinstance(item, Response):
+            if isinstance(item.request, requests.Resume) and isinstance(
+                item.result, results.ResumeResult
+            ):  # (here, in the order of the room's messages)
+                self._epochs[item.request.room] = item.result.epoch
             fut = wire.waiters.pop(item.request.id, None)
             if fut is not None and not fut.done():
                 fut.set_result(item)

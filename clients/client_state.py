@@ -12,6 +12,7 @@ from typing import Final
 import msgspec
 
 from dicehall.protocol import names
+from dicehall.protocol.features import EPOCHS
 from dicehall.protocol.limits import ReaderLimits
 from dicehall.protocol.messages import results
 from dicehall.protocol.messages.common import RoomInfo
@@ -104,6 +105,8 @@ class ClientState:
         self._seats: dict[str, int] = {}
         self._watching: set[str] = set()
         self._last_seqs: dict[str, int] = {}
+        self._epochs: dict[str, int] = {}
+        """Each room's epoch as of its last seq (its latest `snapshot` or `resume` reply)."""
         self._turns: dict[str, TurnWindow | None] = {}
         self._infos: dict[str, RoomInfo] = {}
         self._queue: asyncio.Queue[Delivery | End] = asyncio.Queue()
@@ -113,6 +116,11 @@ class ClientState:
         self._closing = False
         self._finished = False
         self._error: BaseException | None = None
+
+    @property
+    def epochs(self) -> bool:
+        """The server takes the room's epoch in `resume` (the `epochs` feature is on)."""
+        return self.hello is not None and EPOCHS in self.hello.features
 
     def _track(self, message: RoomMessage) -> None:
         room = message.room
@@ -124,9 +132,10 @@ class ClientState:
             turn = self._turns.get(room)
             if turn is not None and turn.window == message.window:
                 self._turns[room] = None
-        elif isinstance(message, Snapshot):
+        elif isinstance(message, Snapshot):  # (also one that took the room back)
             self._turns[room] = message.turn
             self._infos[room] = message.info
+            self._epochs[room] = message.epoch
         elif isinstance(message, GameOver):
             self._turns[room] = None
         elif isinstance(message, RoomUpdate):
@@ -160,6 +169,7 @@ class ClientState:
         self._seats.pop(room, None)
         self._watching.discard(room)
         self._last_seqs.pop(room, None)
+        self._epochs.pop(room, None)
         self._turns.pop(room, None)
         self._infos.pop(room, None)
         if self._wire is not None:

@@ -23,12 +23,15 @@ Delivery = RoomMessage | RoomLost
 
 @dataclass(frozen=True, slots=True)
 class Resumed:
-    """One catch-up after a reconnect: `room` resumed after `last_seq` up to `seq`."""
+    """One catch-up after a reconnect: `room` resumed after `last_seq` up to `seq`, in
+    the room's `epoch` (one above what the client had: a failover took the room back, and
+    a `Snapshot` replaces what it knew)."""
 
     room: str
     last_seq: int
     mode: str
     seq: int
+    epoch: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,6 +70,10 @@ class RoomLog:
         """Windows in which the rules played for this seat (said once, when played)."""
         self.over = False
         self.reconnects = 0
+        self.seq = 0
+        """The seq of the latest message printed."""
+        self.since = 0
+        """The client's resumes before this index are of a history a failover took back."""
         self.changed = asyncio.Event()
         """Set by every message that may open, close or end a turn window."""
 
@@ -81,6 +85,10 @@ class RoomLog:
         if self.client.reconnects > self.reconnects:
             self.reconnects = self.client.reconnects
             self.say(f"* connection dropped; reconnected to {self.client.url} and caught up")
+        if isinstance(message, Snapshot) and message.seq < self.seq:
+            self._rewind(message.seq)
+        if not isinstance(message, RoomLost):
+            self.seq = message.seq
         match message:
             case Snapshot(info=info):
                 self._room(info.game, [s.name or f"seat {s.seat}" for s in info.seats])
@@ -135,6 +143,19 @@ class RoomLog:
                 self.over = True
                 self.changed.set()
 
+    def _rewind(self, seq: int) -> None:
+        """A failover took the room back to `seq` (docs/protocol.md, "Epochs"): the lines
+        printed after it never happened, and the windows they opened, closed or saw this
+        seat answer are open again (the snapshot that follows says which)."""
+        self.say(
+            f"* the server went back to an earlier point (message {seq}): what was printed "
+            "after it did not happen"
+        )
+        self.latest = -1
+        self.closed, self.done, self.timed_out = set(), set(), set()
+        self.answered, self.late, self.defaults = set(), {}, {}
+        self.since = len(self.client.resumes)
+
     def _room(self, game: str, names: list[str]) -> None:
         self.names = names
         if game != self.game:
@@ -150,7 +171,7 @@ class RoomLog:
     def replayed(self, seq: int) -> bool:
         """Whether the message numbered `seq` is one a resume's catch-up brought (the past,
         after a rejoin or a reconnect) rather than news."""
-        caught_up = (r.seq for r in self.client.resumes if r.room == self.room)
+        caught_up = (r.seq for r in self.client.resumes[self.since :] if r.room == self.room)
         return seq <= max(caught_up, default=0)
 
     def _picture(self, window: int, seq: int) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 The Python client library drives it over a real socket; tests drive it directly. It
 numbers requests, turns each reply into a typed `Response` for the request it answers,
 skips message types a newer server may add, drops room messages already seen (after a
-resume) and reports a gap instead of delivering past it.
+resume) and reports a gap instead of delivering past it. A `snapshot` always replaces what
+the connection knew of its room, its last seq included, even a higher one: a failover
+may take a room back to an earlier seq (docs/protocol.md, "Epochs"), and the messages that
+follow the snapshot continue from its seq.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class ClientConnection:
         self._pending: dict[int, Request] = {}
         self._seqs: dict[str, int] = dict(last_seqs or {})
         self._gapped: set[str] = set()
+        self._received: set[str] = set()
+        """Rooms this connection delivered a message of."""
         self.welcome: Welcome | None = None
         self.skipped = 0
         """Messages of types this version does not know, skipped."""
@@ -84,14 +89,18 @@ class ClientConnection:
 
     def adopt(self, last_seqs: Mapping[str, int]) -> None:
         """Go on where another connection of the same client left its rooms (a client
-        moving to a room's own server): what arrives at or below these seqs is a repeat."""
+        moving to a room's own server): what arrives at or below these seqs is a repeat.
+        They replace the seqs this one was made with (a snapshot since may have taken a room
+        back), not those of messages it received itself."""
         for room, seq in last_seqs.items():
-            self._seqs[room] = max(seq, self._seqs.get(room, seq))
+            mine = self._seqs.get(room) if room in self._received else None
+            self._seqs[room] = seq if mine is None else max(seq, mine)
 
     def forget(self, room: str) -> None:
         """Stop tracking a room (after leaving it)."""
         self._seqs.pop(room, None)
         self._gapped.discard(room)
+        self._received.discard(room)
 
     def request(self, message: Request) -> tuple[Request, Frame]:
         """Number `message` (its `id` is replaced) and encode it."""
@@ -134,14 +143,14 @@ class ClientConnection:
         last = self._seqs.get(room)
         if isinstance(message, Progress):  # a hint as of `seq`: stale once more followed
             return [message] if seq == last else []
-        if isinstance(message, Snapshot):
-            if last is not None and seq < last:
-                return []
-        elif last is not None and seq != last + 1:
+        # a snapshot is taken whatever its seq: a lower one says the room went back (the
+        # messages after it never happened), and the next ones continue from it
+        if not isinstance(message, Snapshot) and last is not None and seq != last + 1:
             if seq <= last or room in self._gapped:
                 return []
             self._gapped.add(room)
             return [Gap(room, last, seq)]
         self._seqs[room] = seq
         self._gapped.discard(room)
+        self._received.add(room)
         return [message]

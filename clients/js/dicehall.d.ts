@@ -6,6 +6,7 @@ import type {
   Goodbye,
   HelloResult,
   LegalResult,
+  ResumeResult,
   PlayerIdentity,
   Requests,
   Results,
@@ -21,6 +22,8 @@ export declare const SUBPROTOCOL: 'dicehall.v1.json';
 export declare const CLIENT: string;
 /** The optional feature of a player known across connections (docs/protocol.md). */
 export declare const IDENTITY: 'identity';
+/** The optional feature of `resume` saying the room's epoch (docs/protocol.md, "Epochs"). */
+export declare const EPOCHS: 'epochs';
 
 /** The fields of a request of type `T`, as `request` takes them (it adds `type` and `id`). */
 export type RequestFields<T extends keyof Requests> = Omit<Requests[T], 'type' | 'id'>;
@@ -89,11 +92,13 @@ export declare class Connection extends EventTarget {
   key: string | null;
   /** Who this connection plays as (the `identity` feature), once a `hello` said. */
   readonly player: PlayerIdentity | null;
+  /** The optional features the latest `hello` turned on. */
+  readonly features: ReadonlySet<string>;
   /** Runs after every `welcome`: say `hello` (the default: `hello()`), then resume. */
   onHandshake: ((conn: Connection) => Promise<void>) | null;
   /**
-   * `hello` as this connection's player: asks for the `identity` feature when the server
-   * offers it, says `key`, keeps the reply's `player`. The first one rejects with a
+   * `hello` as this connection's player: asks for the `identity` and `epochs` features
+   * when the server offers them, says `key`, keeps the reply's `player` and `features`. The first one rejects with a
    * ServerError `bad-key` for a key the server did not sign; a later one goes on as a new
    * player (a server of another deployment).
    */
@@ -112,6 +117,17 @@ export declare class Connection extends EventTarget {
    * listener saw it), or null: what a listener attached late acts on.
    */
   turn(room: string): TurnWindow | null;
+  /**
+   * The epoch of `room` (docs/protocol.md, "Epochs") as its latest snapshot or resume
+   * reply said; undefined before either. A snapshot may come unasked with a seq at or below
+   * the last one: a failover took the room back, and what came after its seq never happened.
+   */
+  epoch(room: string): number | undefined;
+  /**
+   * `resume` the stream of `room` after `lastSeq`, saying `epoch` (default: `epoch(room)`)
+   * when the feature `epochs` is on, and never otherwise.
+   */
+  resume(room: string, lastSeq: number, epoch?: number): Promise<ResumeResult>;
   ping(): Promise<void>;
   request<T extends keyof Requests>(type: T, fields?: RequestFields<T>): Promise<Results[T]>;
   addEventListener<K extends keyof ConnectionEvents>(

@@ -12,6 +12,7 @@
 export const SUBPROTOCOL = 'dicehall.v1.json';
 export const CLIENT = 'dicehall-js/1.0';
 export const IDENTITY = 'identity'; // the optional feature: a player known across connections
+export const EPOCHS = 'epochs'; // the optional feature: `resume` says the room's epoch
 
 const HEARTBEAT_MS = 15000;
 const PING_TIMEOUT_MS = 10000;
@@ -193,7 +194,10 @@ export class Connection extends EventTarget {
     this.url = null;
     this.moving = false;
     this.turns = new Map(); // room -> the open turn window (or null), as of the latest message
-    this.seqs = new Map(); // room -> the highest seq received
+    this.seqs = new Map(); // room -> the last seq received (a snapshot may set it lower)
+    this.epochs = new Map(); // room -> its epoch, as the latest snapshot or resume reply said
+    /** The optional features the latest `hello` turned on. */
+    this.features = new Set();
   }
 
   /**
@@ -284,12 +288,39 @@ export class Connection extends EventTarget {
       this.outbox.push({ type, fields, resolve, reject });
       this.pump();
     });
+    if (type === 'resume') {
+      return result.then((resumed) => {
+        this.epochs.set(fields.room, resumed.epoch ?? 0); // (before the catch-up's messages)
+        return resumed;
+      });
+    }
     if (type !== 'leave') return result;
     return result.then((left) => {
       this.turns.delete(fields.room);
       this.seqs.delete(fields.room);
+      this.epochs.delete(fields.room);
       return left;
     });
+  }
+
+  /**
+   * The epoch of `room` (docs/protocol.md, "Epochs") as of the latest message received:
+   * what its latest snapshot or resume reply said; undefined before either.
+   */
+  epoch(room) {
+    return this.epochs.get(room);
+  }
+
+  /**
+   * `resume` the stream of `room` after `lastSeq`: with the feature `epochs` on, it says
+   * the room's `epoch` as of that seq (default: the latest this connection knows), so that
+   * a room a failover took back resumes with events wherever that is exact. Without the
+   * feature the field is left out (a server refuses it).
+   */
+  resume(room, lastSeq, epoch = this.epochs.get(room)) {
+    const fields = { room, last_seq: lastSeq };
+    if (this.features.has(EPOCHS) && typeof epoch === 'number') fields.epoch = epoch;
+    return this.request('resume', fields);
   }
 
   /** Send what the pacer lets through now; come back when the next token is due. */
@@ -332,7 +363,10 @@ export class Connection extends EventTarget {
     if (typeof room !== 'string' || typeof msg.seq !== 'number') return;
     const turn = this.turns.get(room) ?? null;
     if (msg.type === 'snapshot') {
+      // whatever its seq: a lower one took the room back (a failover), and what came after
+      // it never happened; the next messages continue from it
       this.seqs.set(room, msg.seq);
+      this.epochs.set(room, msg.epoch ?? 0);
       this.turns.set(room, msg.turn ?? null);
       return;
     }
@@ -392,17 +426,20 @@ export class Connection extends EventTarget {
 
   /**
    * Say `hello` (`fields` as `request` takes them; `client` defaults to CLIENT) as this
-   * connection's player (docs/protocol.md, "identity"): when the server offers the
-   * feature it is asked for, with `key` when there is one, and the reply's player is kept
+   * connection's player (docs/protocol.md, "identity"): `identity` and `epochs` are asked
+   * for whenever the server offers them (`features`: the ones the reply turned on); with
+   * `identity` it says `key` when there is one, and the reply's player is kept
    * (`player`, `key`), so that every later connection is the same player. The first
    * `hello` rejects with ServerError `bad-key` when the server did not sign the key given;
    * a later one (a reconnect to a server that does not know the player: another
    * deployment) goes on as a new player there.
    */
   async hello(fields = {}) {
-    const offered = (this.welcome?.features ?? []).includes(IDENTITY);
-    const features = (fields.features ?? []).filter((f) => f !== IDENTITY);
-    if (offered) features.push(IDENTITY);
+    const offers = this.welcome?.features ?? [];
+    const offered = offers.includes(IDENTITY);
+    const always = [IDENTITY, EPOCHS]; // (an older server refuses `key` and `resume.epoch`)
+    const features = (fields.features ?? []).filter((f) => !always.includes(f));
+    features.push(...always.filter((f) => offers.includes(f)));
     const ask = (key) =>
       this.request('hello', {
         client: CLIENT,
@@ -419,6 +456,7 @@ export class Connection extends EventTarget {
     }
     this.player = result.player ?? null;
     if (this.player) this.key = this.player.key;
+    this.features = new Set(result.features ?? []);
     return result;
   }
 

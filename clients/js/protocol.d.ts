@@ -278,6 +278,7 @@ export interface Legal {
  * Catch up on a room after a reconnect: every message after `last_seq`, or a snapshot.
  */
 export interface Resume {
+  epoch?: number | null;
   /**
    * Client-chosen; strictly increasing per connection.
    */
@@ -403,10 +404,16 @@ export interface ErrorMessage {
 /**
  * Everything a member needs to (re)draw a room, as of `seq`.
  *
- * Sent after `join`, `spectate` and a `resume` whose missed messages aged out. Room
- * messages that follow continue from `seq` + 1.
+ * Sent after `join`, `spectate` and a `resume` whose missed messages aged out, and
+ * unasked when a failover took the room back to an earlier point (its `epoch` changed):
+ * it replaces everything the client knew of the room, its last seq included, even a
+ * higher one. Room messages that follow continue from `seq` + 1.
  */
 export interface Snapshot {
+  /**
+   * Which history of a room its seqs number: it changes when a failover took the room back to an earlier seq.
+   */
+  epoch?: number;
   info: RoomInfo;
   /**
    * Room id chosen by the server.
@@ -834,6 +841,10 @@ export interface PingResult {
  * `events`: the missed messages follow, up to `seq`; `snapshot`: a snapshot follows.
  */
 export interface ResumeResult {
+  /**
+   * Which history of a room its seqs number: it changes when a failover took the room back to an earlier seq.
+   */
+  epoch?: number;
   mode: "events" | "snapshot";
   /**
    * Per-room sequence number; 1, 2, 3... no gaps.

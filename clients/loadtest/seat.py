@@ -1,12 +1,12 @@
 """One bot seat: its socket, its requests, its answers to the turn windows it is named in.
 
-A `Seat` connects its own socket (`connect`: `hello` with the `timestamps` feature and
-those its policy wants) and moves it to another process when its next room runs there
-(`move`). It is its socket's sink (`on_message`, `on_closed`): it decodes each frame once,
-counts what it saw into its worker's current `Interval`, and tells its table of the
-windows, closes and game ends it reads (`TableEvents`). It answers each window it is named
-in after a think time, by the policy of the run (`window`, `legal`, `legal-view` or
-`pass`: see the package's docstring).
+A `Seat` connects its own socket (`connect`: `hello` with the `timestamps` feature,
+`epochs` when offered and those its policy wants) and moves it to another process when
+its next room runs there (`move`). It is its socket's sink (`on_message`, `on_closed`):
+it decodes each frame once, counts what it saw into its worker's current `Interval`, and
+tells its table of the windows, closes and game ends it reads (`TableEvents`). It answers
+each window it is named in after a think time, by the policy of the run (`window`,
+`legal`, `legal-view` or `pass`: see the package's docstring).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from dicehall.protocol.features import EPOCHS
 from dicehall.protocol.messages.results import HelloResult
 
 from .client import WsClient, open_socket
@@ -108,6 +109,8 @@ class Seat:
             features.append(LEAN_LEGAL)
         if policy == "window":
             features.append(GIVEN_LEGAL)
+        if EPOCHS in (welcome.features or []):
+            features.append(EPOCHS)  # (no resume says one: asked for, as every client does)
         reply = await self.call(
             "hello",
             {
@@ -157,6 +160,8 @@ class Seat:
         kind = msg.type
         if kind == "snapshot":
             if msg.room == self.room:
+                # any seq, a lower one too: a failover took the room back (docs/protocol.md,
+                # "Epochs"), and the seqs after it number new messages, not repeats
                 self.last_seq = msg.seq
                 if msg.turn is not None:  # a window opened before the seat sat down
                     self.table.on_turn(self, msg.turn.window, msg.turn.actors, now_us, None)

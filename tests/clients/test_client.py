@@ -86,7 +86,7 @@ async def test_handshake_requests_and_typed_room_messages(
 async def test_features_are_asked_for_in_every_hello(server: ServerProcess) -> None:
     async with Client(server.ws, features=["legal_without_view", "telepathy"]) as client:
         assert client.hello is not None
-        always = ["identity", "lobby_pages"]  # (asked for whenever offered)
+        always = ["identity", "lobby_pages", "epochs"]  # (asked for whenever offered)
         assert client.hello.features == ["legal_without_view", *always]
         info = await client.create("yamb", 1, public=False)
         await client.join(info.room)
@@ -338,7 +338,7 @@ async def test_progress_takes_the_answered_seats_off_the_open_turn(server: Serve
         Client(server.ws, name="Cy") as cy,
     ):
         assert ada.hello is not None
-        assert ada.hello.features == ["progress", "identity", "lobby_pages"]
+        assert ada.hello.features == ["progress", "identity", "lobby_pages", "epochs"]
         room = (await ada.create("qwixx", 3, turn_window=600, public=False)).room
         for client in (ada, bo, cy):
             await client.join(room)

@@ -185,6 +185,7 @@ async def test_timestamps_are_offered_and_only_turned_on_when_asked(
         "identity",
         "legal_in_window",
         "lobby_pages",
+        "epochs",
     ]
     assert asked.welcome["features"] == offered == plain.welcome["features"]
     assert asked.hello["features"] == ["timestamps"], "unknown features are left off"

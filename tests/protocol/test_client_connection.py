@@ -118,8 +118,11 @@ def test_room_messages_are_deduplicated_and_gaps_reported(encoding: Encoding) ->
     assert seqs(event(7), event(8)) == [("gap", 5, 7)]  # 6 is missing: hold back
     assert c.last_seq("r1") == 5
     assert seqs(event(6), event(7), event(8)) == [6, 7, 8]  # the resumed stream
-    assert seqs(snapshot(2)) == []  # an older snapshot changes nothing
-    assert seqs(snapshot(20), event(21)) == [20, 21]  # a newer one jumps ahead
+    assert seqs(snapshot(20), event(21)) == [20, 21]  # a newer snapshot jumps ahead
+    # an older one took the room back (a failover, docs/protocol.md "Epochs"): what came
+    # after its seq never happened, and the next seqs are news again
+    assert seqs(snapshot(18), event(19), event(20), event(21), event(22)) == [18, 19, 20, 21, 22]
+    assert seqs(snapshot(22), event(22), event(23)) == [22, 23]  # the same seq: replaced too
     assert seqs(event(1, room="r2")) == [1]  # rooms are independent
     c.forget("r1")
     assert c.last_seq("r1") is None
@@ -170,3 +173,13 @@ def test_unsolicited_errors_are_delivered(encoding: Encoding) -> None:
     body = errors.MalformedError("bad").body()
     [message] = c.receive(encode(ErrorMessage(error=body), encoding))
     assert isinstance(message, ErrorMessage) and message.error.code == 1001
+
+
+def test_adopted_seqs_replace_those_it_was_made_with(encoding: Encoding) -> None:
+    """A move: the seqs the old connection reached win over the stale ones the new one was
+    made with (a room taken back since has a lower one), not over what it received."""
+    c = ClientConnection(encoding, last_seqs={"r1": 30, "r2": 7})
+    assert [m.seq for m in c.receive(encode(event(8, room="r2"), encoding))] == [8]  # type: ignore[union-attr]
+    c.adopt({"r1": 27, "r2": 7})
+    assert (c.last_seq("r1"), c.last_seq("r2")) == (27, 8)
+    assert [m.seq for m in c.receive(encode(event(28), encoding))] == [28]  # type: ignore[union-attr]

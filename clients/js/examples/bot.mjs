@@ -3,8 +3,9 @@
 // bots, and plays its seat to the end by docs/protocol.md's recipe (`answer`), choosing
 // at random among the legal actions, in the window `conn.turn(room)` says is open. It
 // survives a dropped connection: the handshake takes the seat back with its token and
-// resumes the room's stream, and the window open then is taken again, whether or not the
-// resume brought a message. At the end it checks the dice (the revealed seed hashes to
+// resumes the room's stream (saying its epoch), and the window open then is taken again,
+// whether or not the resume brought a message; so is one a failover took the room back to
+// (an unasked snapshot). At the end it checks the dice (the revealed seed hashes to
 // the commitment published at the start) and prints one JSON line, with the player it
 // played as (a new one, or DICEHALL_KEY's). It imports the package by its name, as a bot
 // of your own would (clients/js/README.md).
@@ -40,7 +41,7 @@ conn.onHandshake = async () => {
     ...(me.token ? { tokens: [me.token] } : {}),
   });
   if (me.room && hello.seats?.length) {
-    await conn.request('resume', { room: me.room, last_seq: me.seq });
+    await conn.resume(me.room, me.seq); // (with the room's epoch, when the server takes it)
   }
 };
 
@@ -66,7 +67,10 @@ const over = new Promise((resolve) => {
   conn.addEventListener('message', (e) => {
     const msg = e.detail;
     if (!('room' in msg) || msg.room !== me.room) return;
-    if ('seq' in msg && typeof msg.seq === 'number') me.seq = Math.max(me.seq, msg.seq);
+    if (msg.type === 'snapshot') {
+      me.seq = msg.seq; // a lower one too: a failover took the room back, its windows reopen
+      taken = -1;
+    } else if ('seq' in msg && typeof msg.seq === 'number') me.seq = Math.max(me.seq, msg.seq);
     if (msg.type === 'room' && msg.info.commitment) commitment = msg.info.commitment;
     if (msg.type === 'game_over') resolve(msg);
     else play();

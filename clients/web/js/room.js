@@ -21,6 +21,8 @@ export class RoomView {
     const saved = stored ? store.loadRoom(room) : null;
     this.seat = stored ? stored.seat : null;
     this.lastSeq = saved ? saved.lastSeq : 0;
+    // the room's epoch as of lastSeq (docs/protocol.md, "Epochs"); null: not known
+    this.roomEpoch = saved && typeof saved.epoch === 'number' ? saved.epoch : null;
     this.info = saved ? saved.info : null;
     this.over = saved ? saved.over : null;
     this.turn = saved ? saved.turn : null;
@@ -86,10 +88,9 @@ export class RoomView {
       if (stored && (this.app.claimed.has(this.room) || this.app.seated.has(this.room))) {
         this.seat = stored.seat;
         this.mode = 'seat';
-        const result = await this.conn.request('resume', {
-          room: this.room,
-          last_seq: this.lastSeq,
-        });
+        // (with the room's epoch when the server takes it: the feature `epochs`)
+        const result = await this.conn.resume(this.room, this.lastSeq, this.roomEpoch);
+        this.roomEpoch = result.epoch ?? 0;
         this.app.claimed.delete(this.room);
         this.app.seated.add(this.room);
         this.endSync(result.seq);
@@ -170,6 +171,7 @@ export class RoomView {
       this.log = [];
       this.logged = new Set();
       this.lastSeq = 0; // the snapshot that follows sets it
+      this.roomEpoch = null;
       this.endSync(null);
       this.note(`You sit down in seat ${result.seat + 1}.`);
     } catch (err) {
@@ -219,8 +221,8 @@ export class RoomView {
     clearTimeout(this.persistTimer);
     this.persistTimer = null;
     if (!store.seatOf(this.room)) return;
-    const { lastSeq, info, over, turn, log, memo } = this;
-    store.saveRoom(this.room, { lastSeq, info, over, turn, log, memo });
+    const { lastSeq, roomEpoch: epoch, info, over, turn, log, memo } = this;
+    store.saveRoom(this.room, { lastSeq, epoch, info, over, turn, log, memo });
   }
 
   // --- view and legal actions ------------------------------------------------------------

@@ -42,6 +42,9 @@ function progress(page, msg) {
 
 function snapshot(page, msg) {
   const before = page.lastSeq;
+  const epochBefore = page.roomEpoch;
+  if (msg.seq < before) rewind(page, msg.seq);
+  page.roomEpoch = msg.epoch ?? 0;
   page.info = msg.info;
   rememberView(msg.info.game, msg.view, page.memo);
   page.view = Object.keys(msg.view).length ? msg.view : null;
@@ -52,7 +55,7 @@ function snapshot(page, msg) {
     // the messages between leaving and watching again are in the snapshot's state, not in
     // the log yet: ask for them (they are only logged, see backfill)
     const from = page.backfillFrom;
-    page.conn.request('resume', { room: page.room, last_seq: from }).catch(() => {});
+    page.conn.resume(page.room, from, epochBefore).catch(() => {}); // (the epoch as of `from`)
   } else if (before === 0 && page.log.length === 0) {
     page.note(
       page.mode === 'seat' && page.seat !== null
@@ -64,6 +67,23 @@ function snapshot(page, msg) {
   if (page.mode === 'seat') page.scheduleRefresh(0);
   page.persistSoon();
   page.renderSoon();
+}
+
+/**
+ * A snapshot below the last seq came unasked: a failover took the room back to `seq`
+ * (docs/protocol.md, "Epochs"). What the log said after it never happened: its lines go,
+ * and so do a game over and the messages held back from then; the snapshot redraws the rest.
+ */
+function rewind(page, seq) {
+  page.log = page.log.filter((e) => e.seq <= seq);
+  page.logged = new Set(page.log.map((e) => e.seq));
+  page.early = page.early.filter((m) => m.seq <= seq);
+  page.over = null;
+  page.ended = false;
+  page.lastSeq = seq;
+  page.note(
+    'The room went back to an earlier point (a server failed over): the lines after it did not happen.',
+  );
 }
 
 /** Game over as a view says it (a snapshot, a fresh peek) when its message was not seen. */

@@ -100,7 +100,10 @@ export function tokens() {
   return { rooms, tokens: rooms.map((r) => all[r].token) };
 }
 
-/** {lastSeq, info, over, turn, log, memo} as of the last message processed in a seat's room. */
+/**
+ * {lastSeq, epoch, info, over, turn, log, memo} as of the last message processed in a
+ * seat's room (`epoch`: the room's, docs/protocol.md "Epochs").
+ */
 export function loadRoom(room) {
   return read('room.' + room, null);
 }

@@ -36,12 +36,13 @@ from tests.support.redis import (
     check_stream,
     closing,
     committed_log,
-    committed_seq,
     free_redis_port,
     lease_owner,
     seat_players,
+    written_seq,
 )
 from tests.support.servers import ServerProcess, free_port, running_server
+from tests.support.wait import eventually
 
 GAMES = ("qwinto", "qwixx", "qwirkle", "yamb")
 LEASE = ("--lease-ms", "600")
@@ -97,9 +98,11 @@ async def one_game(
                 servers[port].proc.kill()
                 servers[port].proc.wait(10)
                 kills.append(time.monotonic())
-                began[len(kills)] = committed_seq(r, room)
+                began[len(kills)] = written_seq(r, room)
                 servers[port] = start(port)
             overs = await asyncio.gather(*(p.finish(180) for p in everyone))
+            end = watcher.last_seq  # (written behind: the end reaches Redis a period later)
+            await eventually(lambda: written_seq(r, room) >= end, "the end written", 30)
         tally.kills += len(kills)
         tally.games += 1
         assert len({o.seed for o in overs}) == 1, "two games"

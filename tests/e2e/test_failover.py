@@ -21,12 +21,14 @@ from dicehall.server.backends.redis.keys import process_key
 from tests.support.redis import (
     Player,
     RedisServer,
+    check_rewound_stream,
     check_stream,
     closing,
     committed_log,
     committed_seq,
     lease_owner,
     seat_players,
+    written_seq,
 )
 from tests.support.servers import ServerProcess, free_port, running_server
 from tests.support.servers import dicehall_bot as bot
@@ -100,6 +102,45 @@ async def test_kill_9_of_the_owner_mid_game(redis_server: RedisServer, db: int) 
             assert len(ends) == 1 and len({o.seed for o in overs}) == 1
             status, body = b.get(f"/api/rooms/{room}/record")
             assert status == 200 and json.loads(body)["seed"] == overs[0].seed
+
+
+async def test_kill_9_of_a_written_behind_owner_goes_back_to_its_written_point(
+    redis_server: RedisServer, db: int
+) -> None:
+    """`--durability behind` with a long write period, so that the owner dies with
+    messages shown and not written: B goes on from the last written point in epoch 1,
+    A's clients resume into it, and every stream is the log but for what A showed after
+    that point (docs/protocol.md, "Epochs")."""
+    r = redis_server.client(db)
+    behind = ("--durability", "behind", "--write-behind-ms", "1500")
+    with two_servers(redis_server.url_db(db), *behind) as (a, b):
+        room, players = await seat_players(
+            lambda i: [a.ws, b.ws] if i % 2 == 0 else [b.ws, a.ws], "qwixx", 3
+        )
+        watchers = [await watch([b.ws, a.ws], room, "qwixx")]
+        watchers.append(await watch([a.ws, b.ws], room, "qwixx"))
+        async with closing(players + watchers):
+            await players[0].client.start(room)
+            # (the seats written first: a rewind past a `join` frees its seat)
+            started = players[0].last_seq
+            await eventually(lambda: written_seq(r, room) >= started, "the start written")
+            await players[0].until_seq(written_seq(r, room) + 6)  # shown, not written
+            assert players[0].last_seq > written_seq(r, room)
+            a.proc.kill()
+            a.proc.wait(10)
+            written = written_seq(r, room)
+            overs = await asyncio.gather(*(p.finish() for p in players + watchers))
+            end = watchers[0].last_seq
+            await eventually(lambda: written_seq(r, room) >= end, "the game's end written")
+
+            log = committed_log(r, room)
+            began = {1: written}
+            results = [check_rewound_stream(p, log, began) for p in players + watchers[:1]]
+            results.append(check_rewound_stream(watchers[1], log, began, spectator=True))
+            assert len({end for end, _ in results}) == 1 and len({o.seed for o in overs}) == 1
+            assert results[0][1], "seat 0 saw what was never written: it was taken back"
+            for p in (players[0], players[2]):  # A's seats: resumed past the written point
+                assert [(x.mode, x.epoch) for x in p.client.resumes] == [("snapshot", 1)]
 
 
 class HeldSeat(Player):

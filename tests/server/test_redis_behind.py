@@ -13,21 +13,16 @@ import redis
 
 from dicehall.protocol.messages import client as requests
 from dicehall.protocol.messages.server import Chat, Snapshot
-from dicehall.server.backends.redis.keys import lease_key, log_key
+from dicehall.server.backends.redis.keys import lease_key
 from dicehall.server.edge.process import Server
 from dicehall.server.edge.settings import Config
-from tests.support.redis import committed_log, committed_seq, lease_owner
+from tests.support.redis import committed_log, committed_seq, lease_owner, written_seq
 from tests.support.wait import eventually
 
 from .connections.test_session import contiguous, create, hello
 from .test_redis_backend import backend, db, two_seats
 
 __all__ = ["db"]  # (the fixture)
-
-
-def written(r: redis.Redis, room: str) -> int:
-    """The room's last written seq (0: none yet)."""
-    return committed_seq(r, room) if r.exists(log_key(room)) else 0
 
 
 @contextlib.asynccontextmanager
@@ -56,16 +51,16 @@ async def test_a_commit_is_shown_at_once_and_every_room_written_once_a_period(
         rooms = [await create(host, "qwixx", 2) for _ in range(3)]
         await eventually(lambda: all(r.exists(lease_key(room)) for room in rooms))
         await eventually(lambda: not backend(a).leases.writer.due)
-        before = [written(r, room) for room in rooms]
+        before = [written_seq(r, room) for room in rooms]
         writes = backend(a).leases.writer.writes
         for room in rooms:
             await host.ask(requests.Join, room=room)
             for i in range(3):
                 chat = await host.ask(requests.SendChat, room=room, text=f"{i}")
                 assert host.stream(room)[-1].seq == chat.seq  # shown, before any write
-        assert [written(r, room) for room in rooms] == before
+        assert [written_seq(r, room) for room in rooms] == before
         await eventually(
-            lambda: all(written(r, room) == host.stream(room)[-1].seq for room in rooms)
+            lambda: all(written_seq(r, room) == host.stream(room)[-1].seq for room in rooms)
         )
         # one write per room, not per commit (4 commits each: the join and 3 lines)
         assert backend(a).leases.writer.writes - writes == len(rooms)
@@ -83,7 +78,7 @@ async def test_a_drain_writes_everything_and_the_next_owner_keeps_the_epoch(
         for i in range(5):
             await ada.ask(requests.SendChat, room=room, text=f"{i}")
         shown = ada.stream(room)[-1].seq
-        assert written(r, room) < shown  # (a minute's period: nothing written yet)
+        assert written_seq(r, room) < shown  # (a minute's period: nothing written yet)
         await a.stop()
         await eventually(lambda: backend(b).local_room(room) is not None, timeout=5.0)
         core = backend(b).local_room(room)
@@ -106,11 +101,11 @@ async def test_a_takeover_from_what_was_written_brings_members_elsewhere_into_a_
     async with behind(url, 2, 60_000, 60_000) as (a, b):
         ada, bo, room = await two_seats(a, b, turn_window=600)
         await backend(a).leases.writer.write_now(room)
-        point = written(r, room)
+        point = written_seq(r, room)
         assert point == ada.stream(room)[-1].seq
         for i in range(3):
             await ada.ask(requests.SendChat, room=room, text=f"lost {i}")
-        assert ada.stream(room)[-1].seq == point + 3 and written(r, room) == point
+        assert ada.stream(room)[-1].seq == point + 3 and written_seq(r, room) == point
 
         r.delete(lease_key(room))  # as if A had frozen past its lease
         await eventually(lambda: backend(b).local_room(room) is not None, timeout=10.0)

@@ -357,6 +357,11 @@ def committed_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
     return seq
 
 
+def written_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
+    """`committed_seq`, or 0 while the room has written no message (written behind)."""
+    return committed_seq(r, room) if r.exists(log_key(room)) else 0
+
+
 def snapshot_seq(r: redis.Redis | redis.RedisCluster, room: str) -> int:
     raw: bytes | None = r.get(snap_key(room))  # type: ignore[assignment]
     assert raw is not None, f"no snapshot of {room}"

@@ -93,10 +93,10 @@ async def test_a_takeover_from_what_was_written_brings_members_elsewhere_into_a_
     db: tuple[str, redis.Redis],
 ) -> None:
     """A writes once a minute and loses its lease (as if it froze) with lines shown and not
-    written: B takes the room over from what A wrote, in epoch 1. Bo, on B, saw nothing A
-    had not written (A publishes with its writes), and is brought into the epoch all the
-    same: a snapshot unasked, then the new messages. (A's own members reconnect and
-    resume: tests/e2e/test_failover.py.)"""
+    written: B takes the room over from what A wrote, in epoch 1. Bo, on B, saw those lines
+    too (published at once: he is elsewhere), and is taken back: a snapshot unasked, then
+    the new messages only. (A's own members reconnect and resume:
+    tests/e2e/test_failover.py.)"""
     url, r = db
     async with behind(url, 2, 60_000, 60_000) as (a, b):
         ada, bo, room = await two_seats(a, b, turn_window=600)
@@ -106,6 +106,8 @@ async def test_a_takeover_from_what_was_written_brings_members_elsewhere_into_a_
         for i in range(3):
             await ada.ask(requests.SendChat, room=room, text=f"lost {i}")
         assert ada.stream(room)[-1].seq == point + 3 and written_seq(r, room) == point
+        lost = ["lost 0", "lost 1", "lost 2"]
+        await eventually(lambda: [x.text for x in bo.stream(room) if isinstance(x, Chat)] == lost)
 
         r.delete(lease_key(room))  # as if A had frozen past its lease
         await eventually(lambda: backend(b).local_room(room) is not None, timeout=10.0)
@@ -117,4 +119,24 @@ async def test_a_takeover_from_what_was_written_brings_members_elsewhere_into_a_
         last = max(i for i, x in enumerate(stream) if isinstance(x, Snapshot))
         assert stream[last].epoch == 1 and stream[last].seq >= point
         contiguous(stream[last:])
-        assert [x.text for x in stream if isinstance(x, Chat)] == ["after"]
+        assert [x.text for x in stream[last:] if isinstance(x, Chat)] == ["after"]
+
+
+async def test_members_elsewhere_see_a_commit_before_it_is_written(
+    db: tuple[str, redis.Redis],
+) -> None:
+    """Once a write's publish reached B (Bo is there), A publishes what the room makes at
+    once, not a period later with its write: Bo sees Ada's lines while Redis has none."""
+    url, r = db
+    async with behind(url, 2, 60_000, 60_000) as (a, b):
+        ada, bo, room = await two_seats(a, b, turn_window=600)
+        await backend(a).leases.writer.write_now(room)  # (its publish reached B)
+        point = written_seq(r, room)
+        await eventually(lambda: bo.stream(room)[-1].seq == point)
+        for i in range(3):
+            await ada.ask(requests.SendChat, room=room, text=f"{i}")
+        await eventually(
+            lambda: [x.text for x in bo.stream(room) if isinstance(x, Chat)] == ["0", "1", "2"]
+        )
+        assert written_seq(r, room) == point  # (a minute's period: nothing written yet)
+        contiguous(bo.stream(room))

@@ -77,6 +77,9 @@ class Link(ABC):
     multi_room = True
     """A script may name the keys of several rooms (a cluster runs a script on the keys of
     one slot only)."""
+    in_order = True
+    """What this process sends reaches Redis in the order it was sent (one connection; a
+    cluster has one per node)."""
 
     def __init__(self, on_message: OnMessage, on_down: Signal, on_up: Signal) -> None:
         self.on_message = on_message
@@ -191,6 +194,7 @@ class ClusterLink(Link):
     task of its own that reconnects with backoff."""
 
     multi_room = False
+    in_order = False
 
     def __init__(
         self,

@@ -7,9 +7,12 @@ process makes one Redis call per period instead of one per commit (docs/benchmar
 "Scale-out that pays").
 
 A room has one write in flight at a time; what it makes meanwhile waits for the next
-period. A write that fails (Redis away, the log lost, the room fenced) goes the durable
-path's way (`FencedStore.persist`: retried until Redis takes it, written back whole, or
-the room given up).
+period. What a room with members on other processes makes is published at once, not with
+its write, so that they see it when its own members do (on a standalone Redis, where the
+publish and the writes before it keep their order; in a cluster, with the write). A write
+that fails (Redis away, the log lost, the room fenced) goes the durable path's way
+(`FencedStore.persist`: retried until Redis takes it, written back whole, or the room
+given up).
 """
 
 from __future__ import annotations
@@ -30,6 +33,14 @@ from .scripts import Committed
 from .store import FencedStore, Write
 
 log = logging.getLogger("dicehall.redis")
+
+
+PROBE_EVERY = 8
+"""Writes of a room published at once between two that publish what they write."""
+
+
+def _live(out: Outgoing) -> bytes:
+    return pack_outgoing(out, live=True)
 
 
 class _Unwritten:
@@ -71,6 +82,11 @@ class WriteBehind:
         self._flying: dict[str, asyncio.Future[None]] = {}
         """Rooms with a write in flight, and what says when it is done."""
         self._timer: asyncio.TimerHandle | None = None
+        self._published: dict[str, int] = {}
+        """Each room's last seq sent to be published (at once, or with a write)."""
+        self._unheard: dict[str, int] = {}
+        """Each room's writes since one published what it wrote: every `PROBE_EVERY`th
+        does, so that a room whose members elsewhere left stops publishing at once."""
         self.writes = 0
         """Room writes sent (each carries every commit of its room since the one before)."""
 
@@ -81,6 +97,7 @@ class WriteBehind:
         if due is None or due.core is not core:
             due = self._due[core.id] = _Unwritten(core)
         due.out += batch.out
+        self._publish_now(core, batch.out)
         due.journal += batch.ran
         if batch.reply is not None:
             due.replies.append(batch.reply)
@@ -96,6 +113,20 @@ class WriteBehind:
     def drop(self, room: str) -> None:
         """The room is gone from here (lost, or closed): nothing more of it is written."""
         self._due.pop(room, None)
+        self._published.pop(room, None)
+        self._unheard.pop(room, None)
+
+    def _publish_now(self, core: RoomCore, out: list[Outgoing]) -> None:
+        """Publish `out` at once if members elsewhere hear the room and everything before
+        it was sent to be published (else its write publishes it)."""
+        room = core.id
+        if not (self.store.heard(room) and self._link().in_order):
+            return
+        if self._published.get(room) != out[0].seq - 1:
+            return
+        self._published[room] = out[-1].seq
+        payload = pack_events(self.store.proc, [_live(o) for o in out], core.epoch)
+        self._spawn(self.store.announce(room, payload))
 
     async def settled(self, room: str) -> None:
         """Returns once the room's write in flight, if any, is done."""
@@ -145,12 +176,24 @@ class WriteBehind:
         done.add_done_callback(functools.partial(self._written, due, write, entries, payload))
 
     def _pack(self, due: _Unwritten) -> tuple[list[tuple[int, bytes]], bytes]:
+        """The write's log entries, and what it publishes: what was not published at once,
+        or, every `PROBE_EVERY`th write, all of it (members elsewhere see each seq once),
+        for Redis to say whether anyone still hears it."""
+        room = due.core.id
         entries = [(o.seq, pack_outgoing(o)) for o in due.out]
+        published = self._published.get(room, 0)
+        unheard = self._unheard.get(room, 0) + 1
+        if unheard >= PROBE_EVERY:
+            published = 0
         # (the event channel also carries the live-only variants; the stream does not)
         heard = [
             pack_outgoing(o, live=True) if o.live else e
             for o, (_, e) in zip(due.out, entries, strict=True)
+            if o.seq > published
         ]
+        self._unheard[room] = 0 if heard else unheard
+        if due.out:
+            self._published[room] = max(self._published.get(room, 0), due.out[-1].seq)
         return entries, pack_events(self.store.proc, heard, due.core.epoch) if heard else b""
 
     def _written(

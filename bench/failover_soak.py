@@ -1,7 +1,7 @@
 """Failover soak: owners killed (`kill -9`) at random moments, many times, in each
 durability mode, across the four games; every client's stream is held against the log.
 
-    python -m bench.failover_soak [--kills 50] [--modes seen,behind] [--seed N]
+    python -m bench.failover_soak [--kills 50] [--modes seen,behind] [--games ...] [--seed N]
 
 Three `dicehall serve --redis` processes advertise their addresses (short leases); games
 of three seats and a spectator run one after the other, the game cycling through the four
@@ -11,8 +11,8 @@ room's log (`--durability seen`: nothing any client saw is lost), or, written be
 exactly the log but for what the dead owner showed after its last written seq, which a
 snapshot of the next epoch took back (docs/protocol.md, "Epochs"). For that mode the
 report also says how much was taken back: messages per kill, and how long before the kill
-the oldest of them reached a client (the docs say: at most `--write-behind-ms` and a Redis
-round trip, plus the time a message takes to reach the client).
+the oldest of them reached a client (what a room made after its last completed write:
+docs/protocol.md, "Epochs").
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ async def one_game(
                 tally.ages.append(at - min(arrival for _, arrival in back))
 
 
-async def soak(mode: str, kills: int, per_game: int, seed: int) -> Tally:
+async def soak(mode: str, kills: int, per_game: int, seed: int, games: list[str]) -> Tally:
     tally = Tally(mode)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="dicehall-soak-") as tmp:
@@ -136,7 +136,7 @@ async def soak(mode: str, kills: int, per_game: int, seed: int) -> Tally:
         redis.start()
         try:
             while tally.kills < kills:
-                game = GAMES[tally.games % len(GAMES)]
+                game = games[tally.games % len(games)]
                 try:
                     await one_game(tally, game, redis, rng, per_game)
                 except (AssertionError, TimeoutError) as exc:
@@ -154,12 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-game", type=int, default=4, help="kills per game, at most")
     p.add_argument("--modes", default="seen,behind")
     p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
+    p.add_argument("--games", default=",".join(GAMES), help="the games, in turn")
     a = p.parse_args(argv)
     print(f"seed {a.seed}")
     print("| mode | games | kills | failures | taken back per kill (max) | oldest taken back |")
     failed = False
     for mode in a.modes.split(","):
-        t = uvloop.run(soak(mode, a.kills, a.per_game, a.seed))
+        t = uvloop.run(soak(mode, a.kills, a.per_game, a.seed, a.games.split(",")))
         back = f"{sum(t.lost) / max(1, len(t.lost)):.1f} ({max(t.lost, default=0)})"
         age = f"{max(t.ages) * 1000:.0f} ms before the kill" if t.ages else "-"
         if mode == "seen":

@@ -1,6 +1,7 @@
 """Rooms held at fan-out p99 <= 50 ms by 1 and by N worker processes on this machine.
 
     python -m bench.workers_load [--workers 1,2] [--steps 600,800,1000,1200] [--duration 20]
+        [--durability seen|behind]
 
 One worker is the embedded `dicehall serve` (no Redis: one process's best). N > 1 is
 `dicehall serve --workers N --redis URL` with a fresh redis-server: the load test connects
@@ -41,7 +42,9 @@ def _answers(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
+def deployment(
+    workers: int, durability: str = "seen"
+) -> Iterator[tuple[str, list[int], int | None]]:
     """The deployment's shared URL, the pids that serve rooms, and redis-server's pid."""
     with contextlib.ExitStack() as stack:
         port = free_port()
@@ -54,6 +57,7 @@ def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
             url, redis_pid = stack.enter_context(redis_server(tmp))
             first = free_port()
             cmd += ["--workers", str(workers), "--redis", url, "--worker-ports", str(first)]
+            cmd += ["--durability", durability]
             ports += [first + i for i in range(workers)]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
         try:
@@ -70,7 +74,7 @@ def deployment(workers: int) -> Iterator[tuple[str, list[int], int | None]]:
 
 def step(args: argparse.Namespace, workers: int, rooms: int) -> dict[str, Any]:
     say = progress_printer()
-    with deployment(workers) as (url, pids, redis_pid):
+    with deployment(workers, args.durability) as (url, pids, redis_pid):
         cfg = LoadConfig(
             urls=[url],
             rooms=rooms,
@@ -109,6 +113,7 @@ def main() -> None:
     p.add_argument("--warmup", type=float, default=5.0)
     p.add_argument("--limit-ms", type=float, default=50.0)
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--durability", default="seen", help="the workers' --durability (N > 1)")
     args = p.parse_args()
     rows: list[dict[str, Any]] = []
     held: dict[int, int] = {}

@@ -138,8 +138,8 @@ class Config:
     )
     write_behind_ms: int = setting(
         50,
-        "With --durability behind: how often a process writes its rooms; the most of a"
-        " room's history a failover can take back, but one Redis round trip.",
+        "With --durability behind: how often a process sends its rooms' writes; a failover"
+        " takes back what a room made after its last completed write.",
         flag="--write-behind-ms",
         env="DICEHALL_WRITE_BEHIND_MS",
     )

@@ -26,6 +26,7 @@ from ...hosting.actor import CommitBatch, Entry, Reply
 from ...rooms.outgoing import Outgoing
 from ...rooms.room import RoomCore
 from .errors import Fenced
+from .groupcommit import MAX_ROOMS
 from .keys import reply_channel, reply_key
 from .link import Link
 from .packing import pack_events, pack_outgoing
@@ -71,7 +72,8 @@ class WriteBehind:
         self.store = store
         self._link = link
         self.period = period
-        """Seconds between writes: the most a failover can take back, but one round trip."""
+        """Seconds between a room's writes (a failover takes back what it made since its
+        last completed write)."""
         self._held = held
         """Takes the commands a room ran since its last batch (answers it kept back): a
         write of the room as it is now carries them."""
@@ -81,7 +83,7 @@ class WriteBehind:
         self._due: dict[str, _Unwritten] = {}
         self._flying: dict[str, asyncio.Future[None]] = {}
         """Rooms with a write in flight, and what says when it is done."""
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
         self._published: dict[str, int] = {}
         """Each room's last seq sent to be published (at once, or with a write)."""
         self._unheard: dict[str, int] = {}
@@ -152,12 +154,19 @@ class WriteBehind:
     # --- the period's writes ---------------------------------------------------------------
 
     def _flush(self) -> None:
+        """Send the writes due, `MAX_ROOMS` rooms (one group call) a turn of the loop: at
+        1,000 rooms a period's writes all at once held every connection up for tens of
+        milliseconds (docs/benchmarks.md, "Scale-out that pays")."""
         self._timer = None
-        for room in [room for room in self._due if room not in self._flying]:
+        loop = asyncio.get_running_loop()
+        ready = [room for room in self._due if room not in self._flying]
+        for room in ready[:MAX_ROOMS]:
             due = self._due.pop(room)
             self._send(due, slowly=due.ending or bool(due.replies))
-        if self._due:  # (rooms with a write in flight: the next period)
-            self._timer = asyncio.get_running_loop().call_later(self.period, self._flush)
+        if len(ready) > MAX_ROOMS:
+            self._timer = loop.call_soon(self._flush)
+        elif self._due:  # (rooms with a write in flight: the next period)
+            self._timer = loop.call_later(self.period, self._flush)
 
     def _send(self, due: _Unwritten, slowly: bool) -> None:
         """Send the room's write: with the other rooms' in one group call, or, for what

@@ -154,9 +154,9 @@ class WriteBehind:
     # --- the period's writes ---------------------------------------------------------------
 
     def _flush(self) -> None:
-        """Send the writes due, `MAX_ROOMS` rooms (one group call) a turn of the loop: at
-        1,000 rooms a period's writes all at once held every connection up for tens of
-        milliseconds (docs/benchmarks.md, "Scale-out that pays")."""
+        """Send the writes due, `MAX_ROOMS` rooms (one group call) a turn of the loop, so
+        that a period's writes of many rooms (packing them, some snapshots) never hold the
+        connections up in one callback."""
         self._timer = None
         loop = asyncio.get_running_loop()
         ready = [room for room in self._due if room not in self._flying]

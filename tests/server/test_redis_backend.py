@@ -69,10 +69,12 @@ def db(redis_server: RedisServer) -> tuple[str, redis.Redis]:
 
 
 @contextlib.asynccontextmanager
-async def processes(url: str, n: int = 2, lease_ms: int = 2000) -> AsyncIterator[list[Server]]:
+async def processes(
+    url: str, n: int = 2, lease_ms: int = 2000, **settings: Any
+) -> AsyncIterator[list[Server]]:
     """`n` servers sharing Redis at `url`; the token secret comes from Redis, as in
     production (no DICEHALL_SECRET)."""
-    servers = [Server(Config(redis=url, lease_ms=lease_ms)) for _ in range(n)]
+    servers = [Server(Config(redis=url, lease_ms=lease_ms, **settings)) for _ in range(n)]
     started: list[Server] = []
     try:
         for server in servers:

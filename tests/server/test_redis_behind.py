@@ -6,40 +6,25 @@ from what was written starts a new epoch, and every member is brought into it.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
+from typing import Any
 
 import redis
 
 from dicehall.protocol.messages import client as requests
 from dicehall.protocol.messages.server import Chat, Snapshot
 from dicehall.server.backends.redis.keys import lease_key
-from dicehall.server.edge.process import Server
-from dicehall.server.edge.settings import Config
 from tests.support.redis import committed_log, committed_seq, lease_owner, written_seq
 from tests.support.wait import eventually
 
 from .connections.test_session import contiguous, create, hello
-from .test_redis_backend import backend, db, two_seats
+from .test_redis_backend import backend, db, processes, two_seats
 
 __all__ = ["db"]  # (the fixture)
 
 
-@contextlib.asynccontextmanager
-async def behind(
-    url: str, n: int, period_ms: int, lease_ms: int = 2000
-) -> AsyncIterator[list[Server]]:
-    config = {"redis": url, "lease_ms": lease_ms, "durability": "behind"}
-    servers = [Server(Config(**config, write_behind_ms=period_ms)) for _ in range(n)]
-    started: list[Server] = []
-    try:
-        for server in servers:
-            await server.start()
-            started.append(server)
-        yield servers
-    finally:
-        for server in reversed(started):
-            await server.stop()
+def behind(url: str, n: int, period_ms: int, lease_ms: int = 2000) -> Any:
+    """`processes` writing their rooms behind, every `period_ms`."""
+    return processes(url, n, lease_ms, durability="behind", write_behind_ms=period_ms)
 
 
 async def test_a_commit_is_shown_at_once_and_every_room_written_once_a_period(
